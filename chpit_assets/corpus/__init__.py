@@ -1,0 +1,1 @@
+"""The corpus store: the pipeline's own tables (spec, "Data model") in one DuckDB file."""

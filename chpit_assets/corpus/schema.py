@@ -1,0 +1,91 @@
+"""DDL of the store. One DuckDB file holds every table of the spec's data model.
+
+Ids are derived from Fedlex's own permanent identifiers, never from insertion
+order, so a fresh clone and a nightly rebuild assign the same `act_id` and
+`version_id` to the same act and edition. That matters because item ids (B17)
+hash `act_id`, and published items are frozen (B18).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+SCHEMA_VERSION = 1
+
+
+def stable_id(*parts: str) -> int:
+    """A positive 52-bit integer from the sha256 of `parts` joined by '|'.
+
+    52 bits keep the id exact in JSON readers that parse numbers as doubles.
+    """
+    digest = hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
+    return int(digest[:13], 16)
+
+
+def act_id_for(act_eli: str) -> int:
+    """`ch_act.act_id` of the act whose ConsolidationAbstract ELI is `act_eli`."""
+    return stable_id("act", act_eli)
+
+
+def version_id_for(consolidation_eli: str, lang: str) -> int:
+    """`ch_act_version.version_id` of one edition (consolidation ELI) in one language."""
+    return stable_id("version", consolidation_eli, lang)
+
+
+DDL = """
+CREATE TABLE IF NOT EXISTS ch_act (
+    act_id              BIGINT PRIMARY KEY,
+    sr_number           VARCHAR NOT NULL,
+    eli                 VARCHAR NOT NULL UNIQUE,
+    jurisdiction        VARCHAR NOT NULL,          -- 'CH' (B1)
+    abbreviation        VARCHAR,                   -- German abbreviation (B7)
+    enforcement_status  INTEGER NOT NULL,          -- 0 = in force (B6)
+    date_entry_in_force DATE,
+    date_no_longer_in_force DATE,
+    title_de VARCHAR, title_fr VARCHAR, title_it VARCHAR, title_en VARCHAR, title_rm VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS ch_act_alias (
+    lang      VARCHAR NOT NULL,
+    sr_number VARCHAR NOT NULL,
+    abbr      VARCHAR NOT NULL,
+    source    VARCHAR NOT NULL,                    -- 'curated' | 'title_paren' (B7)
+    act_id    BIGINT NOT NULL,
+    PRIMARY KEY (lang, sr_number, abbr, source, act_id)
+);
+
+CREATE TABLE IF NOT EXISTS ch_act_version (
+    version_id             BIGINT PRIMARY KEY,
+    act_id                 BIGINT NOT NULL,
+    lang                   VARCHAR NOT NULL,
+    date_applicability     DATE NOT NULL,
+    date_end_applicability DATE,                   -- INCLUSIVE last day; NULL = current
+    eli                    VARCHAR NOT NULL,       -- consolidation URI
+    source                 VARCHAR NOT NULL,       -- 'fedlex' (XML); 'fedlex_pdf' reserved (B2)
+    stage                  VARCHAR NOT NULL,       -- 'parsed' or the failure stage (B10)
+    error                  VARCHAR,                -- why the stage failed, naming act/edition/url
+    file_url               VARCHAR,
+    sha256                 VARCHAR,
+    n_articles             INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS ch_act_article (
+    version_id     BIGINT NOT NULL,
+    e_id           VARCHAR NOT NULL,
+    article_number VARCHAR,                        -- NULL when it did not parse (B8)
+    heading        VARCHAR,
+    text           VARCHAR NOT NULL,               -- verbatim, one paragraph per line
+    PRIMARY KEY (version_id, e_id)
+);
+
+CREATE TABLE IF NOT EXISTS ch_act_change (
+    act_id             BIGINT NOT NULL,
+    e_id               VARCHAR NOT NULL,
+    lang               VARCHAR NOT NULL,
+    change_type        VARCHAR NOT NULL,           -- added | removed | modified (B3)
+    old_version_id     BIGINT NOT NULL,
+    new_version_id     BIGINT NOT NULL,
+    date_applicability DATE NOT NULL,              -- the new edition's
+    PRIMARY KEY (act_id, e_id, lang, new_version_id)
+);
+"""

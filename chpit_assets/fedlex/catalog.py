@@ -1,0 +1,120 @@
+"""The Fedlex catalog as plain data, and the offline catalog read from the shipped sample.
+
+Both sources (the live SPARQL client in `sparql.py` and `load_sample_catalog`
+here) produce the same `Catalog`, so everything downstream is source-agnostic.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+LANGS: tuple[str, ...] = ("de", "fr", "it", "en", "rm")
+"""Every language Fedlex publishes consolidations in; CH-PiT builds de/fr/it."""
+
+# EU authority language codes used by Fedlex's graph -> our two-letter codes.
+EU_LANGUAGE_CODES: dict[str, str] = {"DEU": "de", "FRA": "fr", "ITA": "it", "ENG": "en", "ROH": "rm"}
+
+
+class CatalogError(ValueError):
+    """The catalog (live answer or sample file) is not what it should be."""
+
+
+@dataclass(frozen=True)
+class ActTitle:
+    title: str
+    title_short: str | None
+
+
+@dataclass(frozen=True)
+class CatalogAct:
+    eli: str                     # ConsolidationAbstract, e.g. https://fedlex.data.admin.ch/eli/cc/2022/491
+    sr_number: str               # e.g. "235.1"
+    in_force_status: int         # 0 = in force
+    date_entry_in_force: date | None
+    date_no_longer_in_force: date | None
+    titles: dict[str, ActTitle] = field(default_factory=dict, hash=False, compare=True)
+
+
+@dataclass(frozen=True)
+class CatalogEdition:
+    act_eli: str
+    consolidation: str           # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491/20250401
+    lang: str
+    date_applicability: date
+    date_end_applicability: date | None   # inclusive last day; None = current
+    file_url: str | None         # None = Fedlex lists no XML file ("no file"; never invented)
+    sha256: str | None = None    # expected digest when the source knows it (the sample does)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    acts: tuple[CatalogAct, ...]
+    editions: tuple[CatalogEdition, ...]
+
+    def for_lang(self, lang: str) -> "Catalog":
+        """The editions in one language and the acts they belong to."""
+        editions = tuple(e for e in self.editions if e.lang == lang)
+        elis = {e.act_eli for e in editions}
+        return Catalog(tuple(a for a in self.acts if a.eli in elis), editions)
+
+    def act(self, eli: str) -> CatalogAct:
+        for a in self.acts:
+            if a.eli == eli:
+                return a
+        raise CatalogError(f"no act {eli} in the catalog")
+
+
+def _date(value: str | None, what: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise CatalogError(f"{what}: not an ISO date: {value!r}") from exc
+
+
+def load_sample_catalog(sample_dir: Path) -> Catalog:
+    """Read `catalog.json` of the shipped sample; file urls become `file://` urls of its files."""
+    path = Path(sample_dir) / "catalog.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CatalogError(f"cannot read sample catalog {path}: {exc}") from exc
+    acts: list[CatalogAct] = []
+    editions: list[CatalogEdition] = []
+    for a in raw.get("acts", []):
+        for key in ("eli", "sr_number", "in_force_status", "editions"):
+            if key not in a:
+                raise CatalogError(f"{path}: act {a.get('eli', '?')} lacks field {key!r}")
+        acts.append(
+            CatalogAct(
+                eli=a["eli"],
+                sr_number=str(a["sr_number"]).strip(),
+                in_force_status=int(a["in_force_status"]),
+                date_entry_in_force=_date(a.get("date_entry_in_force"), f"{a['eli']} date_entry_in_force"),
+                date_no_longer_in_force=_date(a.get("date_no_longer_in_force"), f"{a['eli']} date_no_longer_in_force"),
+                titles={
+                    lang: ActTitle(t["title"], t.get("title_short")) for lang, t in (a.get("titles") or {}).items()
+                },
+            )
+        )
+        for e in a["editions"]:
+            where = f"{e.get('consolidation', a['eli'])} [{e.get('lang')}]"
+            if e.get("lang") not in LANGS:
+                raise CatalogError(f"{path}: edition {where}: unknown language {e.get('lang')!r}")
+            file_url = (Path(sample_dir) / e["file"]).resolve().as_uri() if e.get("file") else None
+            editions.append(
+                CatalogEdition(
+                    act_eli=a["eli"],
+                    consolidation=e["consolidation"],
+                    lang=e["lang"],
+                    date_applicability=_date(e["date_applicability"], f"{where} date_applicability"),
+                    date_end_applicability=_date(e.get("date_end_applicability"), f"{where} date_end_applicability"),
+                    file_url=file_url,
+                    sha256=e.get("sha256"),
+                )
+            )
+    return Catalog(tuple(acts), tuple(editions))
