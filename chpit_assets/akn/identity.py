@@ -1,0 +1,128 @@
+"""What a Fedlex AKN file says about itself: SR number, consolidation, date, language, names.
+
+Used twice: by the downloader, to refuse a file that is not the edition the
+catalog promised (Fedlex answers a bad filestore path with HTTP 200 and an HTML
+page), and by the parser, which takes act names and abbreviations from here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from lxml import etree
+
+from .errors import IdentityMismatch, NotAConsolidation, NotXml
+
+AKN_NS = "http://docs.oasis-open.org/legaldocml/ns/akn/3.0"
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_N = {"a": AKN_NS}
+# A consolidation's FRBRWork uri: .../eli/cc/<collection path>/<YYYYMMDD>
+_CONSOLIDATION_URI = re.compile(r"^(?P<act>https?://[^ ]+/eli/cc/.+)/(?P<day>\d{8})$")
+
+
+@dataclass(frozen=True)
+class EditionIdentity:
+    act_eli: str                 # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491
+    consolidation: str           # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491/20250401
+    sr_number: str               # from <docNumber> (trailing space dropped) or a non-empty FRBRnumber
+    date_applicability: date
+    lang: str                    # FRBRExpression/FRBRlanguage
+    names: dict[str, str]        # lang -> full title (FRBRname/@value)
+    short_forms: dict[str, str]  # lang -> FRBRname/@shortForm, where present
+
+
+def parse_xml(data: bytes, where: str) -> etree._Element:
+    """Parse bytes into the root element, or raise NotXml naming `where`."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        head = data[:200].lstrip().lower()
+        hint = " (an HTML page, not AKN XML)" if head.startswith((b"<!doctype html", b"<html")) else ""
+        raise NotXml(where, f"not well-formed XML{hint}: {exc}") from exc
+    if etree.QName(root).localname != "akomaNtoso":
+        raise NotAConsolidation(where, f"root element is <{etree.QName(root).localname}>, expected <akomaNtoso>")
+    return root
+
+
+def read_identity(root: etree._Element, where: str) -> EditionIdentity:
+    """Read the identity block; raise NotAConsolidation when it is not an SR consolidation."""
+    work = root.find("./*/a:meta/a:identification/a:FRBRWork", _N)
+    if work is None:
+        raise NotAConsolidation(where, "no FRBRWork in meta/identification")
+    uri_el = work.find("a:FRBRuri", _N)
+    uri = (uri_el.get("value") or "").strip() if uri_el is not None else ""
+    m = _CONSOLIDATION_URI.match(uri)
+    if not m:
+        raise NotAConsolidation(
+            where, f"FRBRWork uri {uri!r} is not a consolidation of the SR collection (eli/cc/.../YYYYMMDD)"
+        )
+    day = m.group("day")
+    applicability = None
+    for d in work.findall("a:FRBRdate", _N):
+        if d.get("name") == "jolux:dateApplicability":
+            applicability = d.get("date")
+    if applicability is None:
+        raise NotAConsolidation(where, "no jolux:dateApplicability in FRBRWork")
+    try:
+        applicability_date = date.fromisoformat(applicability)
+    except ValueError as exc:
+        raise NotAConsolidation(where, f"dateApplicability {applicability!r} is not an ISO date") from exc
+    if applicability_date.strftime("%Y%m%d") != day:
+        raise NotAConsolidation(where, f"dateApplicability {applicability} disagrees with the uri {uri}")
+
+    sr_number = _sr_number(root, work)
+    if not sr_number:
+        raise NotAConsolidation(where, "no SR number (empty FRBRnumber and no <docNumber>)")
+    lang_el = root.find("./*/a:meta/a:identification/a:FRBRExpression/a:FRBRlanguage", _N)
+    if lang_el is None or not lang_el.get("language"):
+        raise NotAConsolidation(where, "no FRBRExpression/FRBRlanguage")
+
+    names: dict[str, str] = {}
+    short_forms: dict[str, str] = {}
+    for n in work.findall("a:FRBRname", _N):
+        lang = n.get(XML_LANG)
+        if not lang:
+            continue
+        if n.get("value"):
+            names[lang] = n.get("value").strip()
+        if n.get("shortForm") and n.get("shortForm").strip():
+            short_forms[lang] = n.get("shortForm").strip()
+    return EditionIdentity(
+        act_eli=m.group("act"),
+        consolidation=uri,
+        sr_number=sr_number,
+        date_applicability=applicability_date,
+        lang=lang_el.get("language").strip(),
+        names=names,
+        short_forms=short_forms,
+    )
+
+
+def _sr_number(root: etree._Element, work: etree._Element) -> str:
+    # Real quirk: FRBRnumber is empty in some files; <docNumber> then carries it, with a trailing space.
+    for el in work.findall("a:FRBRnumber", _N):
+        value = (el.get("value") or "").strip()
+        if value:
+            return value
+    doc_number = root.find(".//a:preface//a:docNumber", _N)
+    if doc_number is not None:
+        return " ".join("".join(doc_number.itertext()).split())
+    return ""
+
+
+def check_identity(
+    identity: EditionIdentity, *, sr_number: str, date_applicability: date, lang: str, where: str
+) -> None:
+    """Raise IdentityMismatch unless the file is the edition the catalog promised."""
+    problems = []
+    if identity.sr_number != sr_number:
+        problems.append(f"SR number {identity.sr_number!r} != catalog {sr_number!r}")
+    if identity.date_applicability != date_applicability:
+        problems.append(f"edition date {identity.date_applicability} != catalog {date_applicability}")
+    if identity.lang != lang:
+        problems.append(f"language {identity.lang!r} != catalog {lang!r}")
+    if problems:
+        raise IdentityMismatch(where, "; ".join(problems))
