@@ -1,0 +1,64 @@
+"""The DuckDB store: one file, the spec's tables, atomic per-partition writes.
+
+DuckDB allows one writing process at a time; callers open short-lived
+connections and the Dagster layer queues writers (one pool slot), so a
+connection is never held across a long computation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from .schema import DDL
+
+
+class StoreError(RuntimeError):
+    """A write to the store failed; the partition keeps its previous data."""
+
+
+class Store:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+
+    @contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if read_only and not self.path.exists():
+            # Reading an unbuilt store is the same as reading an empty one.
+            read_only = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(self.path), read_only=read_only)
+        try:
+            if not read_only:
+                con.execute(DDL)
+            yield con
+        finally:
+            con.close()
+
+    def frame(self, sql: str, params: list | None = None) -> pl.DataFrame:
+        """Run a read query and return its rows as a polars frame."""
+        with self.connect(read_only=True) as con:
+            return con.sql(sql, params=params or None).pl()
+
+    def replace(self, writes: list[tuple[str, str, list, pl.DataFrame]]) -> None:
+        """Atomically replace row sets: for each (table, where, params, frame), delete the rows
+        matching `where` and insert `frame` (columns by name). All or nothing, so a failed
+        partition keeps its previous good data, and a re-run of the same inputs is idempotent."""
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for table, where, params, frame in writes:
+                    con.execute(f"DELETE FROM {table} WHERE {where}", params)
+                    if frame.height:
+                        con.register("_incoming", frame)
+                        cols = ", ".join(frame.columns)
+                        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming")
+                        con.unregister("_incoming")
+                con.execute("COMMIT")
+            except Exception as exc:
+                con.execute("ROLLBACK")
+                raise StoreError(f"write to {self.path} failed, nothing changed: {exc}") from exc
