@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS ch_act_version (
     error                  VARCHAR,                -- why the stage failed, naming act/edition/url
     file_url               VARCHAR,
     sha256                 VARCHAR,
+    parser_version         VARCHAR,                -- re-parse only when the file or the parser changed
     n_articles             INTEGER
 );
 
