@@ -1,0 +1,269 @@
+"""Fetched edition files -> the store's ch_act, ch_act_alias, ch_act_version, ch_act_article, per language.
+
+One language is written in one transaction: a failed partition leaves the
+previous good data. An edition whose file (sha256) and parser version are
+unchanged keeps its stored articles and is not parsed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Protocol
+
+import polars as pl
+
+from chpit_assets.akn.errors import AknError
+from chpit_assets.akn.identity import EditionIdentity, read_identity_of_file
+from chpit_assets.akn.parser import PARSER_VERSION, parse_edition
+from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
+
+from .schema import act_id_for, version_id_for
+from .store import Store
+
+PARSED = "parsed"
+# "Datenschutzgesetz, DSG" -> "DSG": the last comma-separated part of a title's final parenthesis.
+_TITLE_PAREN = re.compile(r"\(([^()]*)\)\s*$")
+_ABBREVIATION = re.compile(r"^[A-ZÄÖÜ][A-Za-zÄÖÜäöüÀ-ÿ0-9.\-/]{0,15}$")
+
+
+class FetchedEdition(Protocol):
+    """What the downloader hands over for one catalog edition."""
+
+    edition: CatalogEdition
+    path: Path | None
+    sha256: str | None
+    stage: str            # 'downloaded' | 'cached' (usable) or a failure stage ('no_file', 'download', 'validate')
+    error: str | None
+
+
+USABLE_STAGES = frozenset({"downloaded", "cached"})
+
+
+@dataclass(frozen=True)
+class EditionFailure:
+    act_eli: str
+    sr_number: str
+    consolidation: str
+    lang: str
+    stage: str
+    error: str
+    url: str | None
+
+
+@dataclass
+class IngestReport:
+    lang: str
+    acts: int = 0
+    editions: int = 0
+    parsed: int = 0
+    reparsed: int = 0
+    reused: int = 0
+    articles: int = 0
+    failures: list[EditionFailure] = field(default_factory=list)
+    data_version: str = ""
+
+    def failures_by_stage(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for f in self.failures:
+            counts[f.stage] = counts.get(f.stage, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def failures_markdown(self) -> str:
+        if not self.failures:
+            return "No failures."
+        rows = ["| SR | edition | lang | stage | error |", "|---|---|---|---|---|"]
+        for f in self.failures:
+            error = f.error.replace("|", "\\|").replace("\n", " ")[:300]
+            rows.append(f"| {f.sr_number} | {f.consolidation} | {f.lang} | {f.stage} | {error} |")
+        return "\n".join(rows)
+
+
+def title_paren_abbreviation(title: str | None) -> str | None:
+    """The abbreviation a title carries in its closing parenthesis, if it looks like one."""
+    m = _TITLE_PAREN.search(title or "")
+    if not m:
+        return None
+    candidate = m.group(1).split(",")[-1].strip()
+    return candidate if _ABBREVIATION.match(candidate) and any(c.isupper() for c in candidate) else None
+
+
+def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[FetchedEdition]) -> IngestReport:
+    """Parse what was fetched for `lang` and replace that language's rows in the store atomically."""
+    catalog = catalog.for_lang(lang)
+    report = IngestReport(lang=lang, acts=len(catalog.acts), editions=len(catalog.editions))
+    by_consolidation = {f.edition.consolidation: f for f in fetched if f.edition.lang == lang}
+    previous = {
+        row["version_id"]: row
+        for row in store.frame(
+            "SELECT version_id, sha256, parser_version, stage FROM ch_act_version WHERE lang = ?", [lang]
+        ).iter_rows(named=True)
+    }
+
+    version_rows: list[dict] = []
+    article_rows: list[dict] = []
+    reused: list[int] = []
+    identities: dict[str, EditionIdentity] = {}   # act eli -> identity of its latest parsed edition here
+    for edition in sorted(catalog.editions, key=lambda e: (e.act_eli, e.date_applicability)):
+        act = catalog.act(edition.act_eli)
+        version_id = version_id_for(edition.consolidation, lang)
+        got = by_consolidation.get(edition.consolidation)
+        row = {
+            "version_id": version_id,
+            "act_id": act_id_for(act.eli),
+            "lang": lang,
+            "date_applicability": edition.date_applicability,
+            "date_end_applicability": edition.date_end_applicability,
+            "eli": edition.consolidation,
+            "source": "fedlex",
+            "stage": PARSED,
+            "error": None,
+            "file_url": edition.file_url,
+            "sha256": got.sha256 if got else None,
+            "parser_version": PARSER_VERSION,
+            "n_articles": None,
+        }
+        if got is None or got.stage not in USABLE_STAGES:
+            stage = got.stage if got else "no_file" if edition.file_url is None else "download"
+            error = got.error if got and got.error else _missing(edition)
+            row.update(stage=stage, error=error, parser_version=None)
+            report.failures.append(_failure(act, edition, stage, error))
+        else:
+            old = previous.get(version_id)
+            if old and old["stage"] == PARSED and old["sha256"] == got.sha256 and old["parser_version"] == PARSER_VERSION:
+                reused.append(version_id)
+                report.reused += 1
+                # Names and abbreviations come from the file's head, so a reused edition yields the same
+                # ch_act and alias rows as a freshly parsed one.
+                identities[act.eli] = read_identity_of_file(str(got.path), edition.consolidation)
+            else:
+                where = f"SR {act.sr_number} {edition.consolidation} [{lang}] {edition.file_url}"
+                try:
+                    parsed = parse_edition(Path(got.path).read_bytes(), where)
+                except (AknError, OSError) as exc:
+                    stage = getattr(exc, "stage", "parse")
+                    row.update(stage=stage, error=str(exc), parser_version=None)
+                    report.failures.append(_failure(act, edition, stage, str(exc)))
+                else:
+                    identities[act.eli] = parsed.identity
+                    row["n_articles"] = len(parsed.articles)
+                    report.reparsed += 1
+                    article_rows.extend(
+                        {
+                            "version_id": version_id,
+                            "e_id": a.e_id,
+                            "article_number": a.article_number,
+                            "heading": a.heading,
+                            "text": a.text,
+                        }
+                        for a in parsed.articles
+                    )
+        version_rows.append(row)
+
+    if reused:
+        counts = store.frame(
+            "SELECT version_id, count(*) AS n FROM ch_act_article WHERE list_contains(?, version_id) GROUP BY 1",
+            [reused],
+        )
+        n_by_version = dict(zip(counts["version_id"].to_list(), counts["n"].to_list()))
+        for row in version_rows:
+            if row["version_id"] in n_by_version:
+                row["n_articles"] = n_by_version[row["version_id"]]
+
+    report.parsed = sum(1 for r in version_rows if r["stage"] == PARSED)
+    report.articles = len(article_rows) + sum(r["n_articles"] or 0 for r in version_rows if r["version_id"] in reused)
+    act_rows, alias_rows = _act_rows(catalog, lang, identities)
+    rewritten = sorted((set(previous) | {r["version_id"] for r in version_rows}) - set(reused))
+    act_ids = [r["act_id"] for r in act_rows]
+    store.replace(
+        [
+            ("ch_act", "list_contains(?, act_id)", [act_ids], _frame(act_rows, ACT_SCHEMA)),
+            ("ch_act_alias", "lang = ?", [lang], _frame(alias_rows, ALIAS_SCHEMA)),
+            ("ch_act_version", "lang = ?", [lang], _frame(version_rows, VERSION_SCHEMA)),
+            ("ch_act_article", "list_contains(?, version_id)", [rewritten], _frame(article_rows, ARTICLE_SCHEMA)),
+        ]
+    )
+    report.data_version = data_version(version_rows)
+    return report
+
+
+def data_version(version_rows: list[dict]) -> str:
+    """Changes exactly when an edition's file, stage or the parser changes: Dagster's data version."""
+    h = hashlib.sha256(PARSER_VERSION.encode())
+    for r in sorted(version_rows, key=lambda r: r["version_id"]):
+        h.update(f"{r['version_id']}|{r['sha256']}|{r['stage']}|{r['date_end_applicability']}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def _missing(edition: CatalogEdition) -> str:
+    if edition.file_url is None:
+        return f"{edition.consolidation} [{edition.lang}]: Fedlex lists no XML file for this edition"
+    return f"{edition.consolidation} [{edition.lang}]: {edition.file_url} was not fetched"
+
+
+def _failure(act: CatalogAct, edition: CatalogEdition, stage: str, error: str) -> EditionFailure:
+    return EditionFailure(act.eli, act.sr_number, edition.consolidation, edition.lang, stage, error, edition.file_url)
+
+
+def _act_rows(catalog: Catalog, lang: str, identities: dict[str, EditionIdentity]) -> tuple[list[dict], list[dict]]:
+    acts, aliases = [], []
+    for act in catalog.acts:
+        identity = identities.get(act.eli)
+        names = dict(identity.names) if identity else {}
+        short_forms = dict(identity.short_forms) if identity else {}
+
+        def title(code: str) -> str | None:
+            t = act.titles.get(code)
+            return t.title if t else names.get(code)
+
+        def short(code: str) -> str | None:
+            # The catalog's titleShort and the files' shortForm are the same curated abbreviation.
+            t = act.titles.get(code)
+            return (t.title_short if t and t.title_short else None) or short_forms.get(code)
+
+        act_id = act_id_for(act.eli)
+        acts.append(
+            {
+                "act_id": act_id,
+                "sr_number": act.sr_number,
+                "eli": act.eli,
+                "jurisdiction": "CH",
+                "abbreviation": short("de"),
+                "enforcement_status": act.in_force_status,
+                "date_entry_in_force": act.date_entry_in_force,
+                "date_no_longer_in_force": act.date_no_longer_in_force,
+                **{f"title_{code}": title(code) for code in ("de", "fr", "it", "en", "rm")},
+            }
+        )
+        for abbr, source in ((short(lang), "curated"), (title_paren_abbreviation(title(lang)), "title_paren")):
+            if abbr:
+                aliases.append(
+                    {"lang": lang, "sr_number": act.sr_number, "abbr": abbr, "source": source, "act_id": act_id}
+                )
+    return acts, aliases
+
+
+ACT_SCHEMA = {
+    "act_id": pl.Int64, "sr_number": pl.String, "eli": pl.String, "jurisdiction": pl.String,
+    "abbreviation": pl.String, "enforcement_status": pl.Int32, "date_entry_in_force": pl.Date,
+    "date_no_longer_in_force": pl.Date, "title_de": pl.String, "title_fr": pl.String, "title_it": pl.String,
+    "title_en": pl.String, "title_rm": pl.String,
+}
+ALIAS_SCHEMA = {"lang": pl.String, "sr_number": pl.String, "abbr": pl.String, "source": pl.String, "act_id": pl.Int64}
+VERSION_SCHEMA = {
+    "version_id": pl.Int64, "act_id": pl.Int64, "lang": pl.String, "date_applicability": pl.Date,
+    "date_end_applicability": pl.Date, "eli": pl.String, "source": pl.String, "stage": pl.String,
+    "error": pl.String, "file_url": pl.String, "sha256": pl.String, "parser_version": pl.String,
+    "n_articles": pl.Int32,
+}
+ARTICLE_SCHEMA = {
+    "version_id": pl.Int64, "e_id": pl.String, "article_number": pl.String, "heading": pl.String, "text": pl.String,
+}
+
+
+def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
