@@ -1,0 +1,66 @@
+"""B19: the question of an item, in its language, naming the act by abbreviation and SR number.
+
+The date is written the way a reader of that language writes it, not in ISO
+form: a model answers a question a person would type, and Fedlex's own texts
+use these forms ("1. April 2025", "1er avril 2025", "1° aprile 2025",
+"il 1. d'avrigl 2025").
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+
+class QuestionError(ValueError):
+    """No question template for a language."""
+
+
+_MONTHS = {
+    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
+           "September", "Oktober", "November", "Dezember"),
+    "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
+           "septembre", "octobre", "novembre", "décembre"),
+    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
+           "settembre", "ottobre", "novembre", "dicembre"),
+    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"),
+    # Romansh Grischun as Fedlex writes it ("ils 7 da mars 2021", "dals 18 d'avrigl 1999").
+    "rm": ("schaner", "favrer", "mars", "avrigl", "matg", "zercladur", "fanadur", "avust",
+           "settember", "october", "november", "december"),
+}
+
+
+def format_date(day: date, lang: str) -> str:
+    """`day` as written in running text of `lang` (rm includes its article: "il 1." / "ils 7")."""
+    if lang not in _MONTHS:
+        raise QuestionError(f"no date format for language {lang!r}")
+    month = _MONTHS[lang][day.month - 1]
+    d = day.day
+    if lang == "de":
+        return f"{d}. {month} {day.year}"
+    if lang == "fr":
+        return f"{'1er' if d == 1 else d} {month} {day.year}"
+    if lang == "it":
+        return f"{'1°' if d == 1 else d} {month} {day.year}"
+    if lang == "en":
+        return f"{d} {month} {day.year}"
+    prep = "d'" if month[0] in "aeiou" else "da "
+    return f"il 1. {prep}{month} {day.year}" if d == 1 else f"ils {d} {prep}{month} {day.year}"
+
+
+_TEMPLATES = {
+    "de": "Wie lautet Art. {n} {abbr} (SR {sr}) in der am {date} geltenden Fassung?",
+    "fr": "Quelle est la teneur de l'art. {n} {abbr} (RS {sr}) dans la version en vigueur le {date} ?",
+    "it": "Qual è il testo dell'art. {n} {abbr} (RS {sr}) nella versione in vigore il {date}?",
+    "en": "What is the wording of Art. {n} {abbr} (SR {sr}) in the version in force on {date}?",
+    "rm": "Co tuna l'art. {n} {abbr} (CS {sr}) en la versiun en vigur {date}?",
+}
+
+
+def question(lang: str, article_number: str, abbreviation: str, sr_number: str, as_of: date) -> str:
+    """The item's question (B19): never the act's title, always abbreviation + SR number + date."""
+    if lang not in _TEMPLATES:
+        raise QuestionError(f"no question template for language {lang!r}")
+    return _TEMPLATES[lang].format(
+        n=article_number, abbr=abbreviation, sr=sr_number, date=format_date(as_of, lang)
+    )
