@@ -1,0 +1,261 @@
+"""The point-in-time tools on the constructed store (conftest.py): editions by date (R2), the SR
+tiebreak, typed errors, the oracle's shared code path (R1), and the model-facing dispatcher."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from datetime import date
+
+import pytest
+
+from chpit_assets.pit.tools import (
+    TOOL_NAMES,
+    TOOL_SPECS,
+    DateBeforeFirstEdition,
+    InvalidArgument,
+    NoEditionInLanguage,
+    NoEditionOnDate,
+    PitTools,
+    UnknownAct,
+    UnknownArticle,
+    UnknownLanguage,
+    call_tool,
+)
+
+from .conftest import TODAY, art1
+
+D = date.fromisoformat
+
+
+# --------------------------------------------------------------------------- editions by date
+
+
+def test_no_date_means_the_edition_covering_today(tools):
+    r = tools.ch_get_act_article("999.1", "1", "de")
+    assert (r.edition.version_id, r.as_of, r.as_of_defaulted) == (14, TODAY, True)
+    assert r.text == art1("2021")
+    assert (r.act.act_id, r.act.abbreviation, r.act.eli) == (1, "TG", "https://fedlex.data.admin.ch/eli/cc/2019/1")
+
+
+@pytest.mark.parametrize("as_of, version_id", [
+    ("2020-01-01", 11),
+    ("2020-12-31", 11),      # the end date is inclusive
+    ("2021-01-01", 12),
+    ("2021-06-30", 12),
+    ("2022-01-01", 14),
+    ("2025-12-31", 14),
+    ("2026-03-01", 15),      # a future-dated edition answers for its own dates
+])
+def test_as_of_picks_the_covering_parsed_edition(tools, as_of, version_id):
+    r = tools.ch_get_act_article("999.1", "1", "de", as_of=as_of)
+    assert (r.edition.version_id, r.as_of, r.as_of_defaulted) == (version_id, D(as_of), False)
+
+
+def test_future_edition_is_not_today(tools):
+    assert tools.ch_get_act_article("999.1", "1", "de").text != art1("2026")
+    assert tools.ch_get_act_article("999.1", "1", "de", as_of=date(2026, 1, 1)).text == art1("2026")
+
+
+def test_a_date_in_a_gap_is_an_error_naming_both_sides(tools):
+    # The 2021-07-01 edition exists but never parsed (stage 'fetch'): it is not returned, not quoted.
+    with pytest.raises(NoEditionOnDate) as exc:
+        tools.ch_get_act_article("999.1", "1", "de", as_of="2021-09-01")
+    ctx = exc.value.context
+    assert (ctx["previous_edition_end"], ctx["next_edition_start"]) == (D("2021-06-30"), D("2022-01-01"))
+    assert "SR 999.1" in str(exc.value) and "2021-09-01" in str(exc.value)
+
+
+def test_today_in_a_gap_is_the_same_error(store):
+    with pytest.raises(NoEditionOnDate):
+        PitTools(store, today=D("2021-09-01")).ch_get_act_article("999.1", "1", "de")
+
+
+def test_date_before_first_edition(tools):
+    with pytest.raises(DateBeforeFirstEdition) as exc:
+        tools.ch_get_act_article("999.1", "1", "de", as_of="2019-12-31")
+    assert exc.value.context["first_edition"] == D("2020-01-01")
+    assert "2019-12-31" in str(exc.value) and "SR 999.1" in str(exc.value)
+
+
+def test_overlapping_editions_resolve_to_the_later_one(tools):
+    # Both editions claim 2021-01-01 (the card's B11 case): the newer wins, the day before is the old.
+    assert tools.ch_get_act_article("666", "1", "de", as_of="2021-01-01").edition.version_id == 52
+    assert tools.ch_get_act_article("666", "1", "de", as_of="2020-12-31").edition.version_id == 51
+
+
+# --------------------------------------------------------------------------- acts and articles
+
+
+def test_shared_sr_number_prefers_the_federal_act_in_force_and_says_so(tools):
+    r = tools.ch_get_act_article("888", "1", "de")
+    assert (r.act.act_id, r.act.abbreviation, r.act.enforcement_status) == (3, "NG", 0)
+    assert r.act.other_act_ids == [2]          # the repealed predecessor; the cantonal act 6 is never a candidate
+    # The in-force act's editions start 2020: the tool does not fall back to the predecessor (card, Baselines).
+    with pytest.raises(DateBeforeFirstEdition):
+        tools.ch_get_act_article("888", "1", "de", as_of="2015-01-01")
+
+
+def test_language_specific_abbreviation_prefers_curated_alias(tools):
+    r = tools.ch_get_act_article("999.1", "1", "fr")
+    assert (r.act.abbreviation, r.act.title, r.lang) == ("LT", "Loi de test", "fr")
+    assert r.text.startswith("1 La présente loi")
+
+
+@pytest.mark.parametrize("spelling", ["268a bis", "268abis", "Art. 268a bis", "268A BIS", " art 268a  bis "])
+def test_article_number_spellings(tools, spelling):
+    assert tools.ch_get_act_article("SR 999.1", spelling, "de").e_id == "art_268_a_bis"
+
+
+def test_a_number_carried_twice_resolves_to_the_top_level_article(tools):
+    r = tools.ch_get_act_article("999.1", "7", "de")
+    assert (r.e_id, r.other_e_ids) == ("art_7", ["disp_u1/art_7"])
+    assert r.text == "1 Hauptartikel sieben."
+
+
+def test_unknown_article_says_which_editions_have_it(tools):
+    with pytest.raises(UnknownArticle) as exc:
+        tools.ch_get_act_article("999.1", "5a", "de", as_of="2021-03-01")
+    assert exc.value.context["editions_with_article"] == [D("2022-01-01"), D("2026-01-01")]
+    assert "5a" in str(exc.value) and "2021-03-01" in str(exc.value)
+    with pytest.raises(UnknownArticle) as exc:
+        tools.ch_get_act_article("999.1", "99", "de")
+    assert exc.value.context["editions_with_article"] == []
+
+
+@pytest.mark.parametrize("call, error, named", [
+    (lambda t: t.ch_get_act_article("123.456", "1", "de"), UnknownAct, "123.456"),
+    (lambda t: t.ch_get_act_article("999.1", "1", "xx"), UnknownLanguage, "'xx'"),
+    (lambda t: t.ch_get_act_article("999.1", "1", "it"), NoEditionInLanguage, "'it'"),
+    (lambda t: t.ch_get_act_history("123.456", "de"), UnknownAct, "123.456"),
+    (lambda t: t.ch_get_act_text("999.1", "de", as_of="2019-01-01"), DateBeforeFirstEdition, "2019-01-01"),
+    (lambda t: t.ch_get_act_article("999.1", "1", "de", as_of="01.01.2022"), InvalidArgument, "01.01.2022"),
+])
+def test_typed_errors_name_their_subject(tools, call, error, named):
+    with pytest.raises(error) as exc:
+        call(tools)
+    assert named in str(exc.value)
+
+
+# --------------------------------------------------------------------------- oracle (R1, R2)
+
+
+@pytest.mark.parametrize("as_of", ["2020-06-01", "2021-01-01", "2023-05-05", "2026-02-02", None])
+@pytest.mark.parametrize("number", ["1", "5a", "7", "268a bis"])
+def test_oracle_resolves_exactly_like_the_tool(tools, as_of, number):
+    try:
+        tool = tools.ch_get_act_article("999.1", number, "de", as_of=as_of)
+    except UnknownArticle:
+        with pytest.raises(UnknownArticle):
+            tools.resolve_by_act(1, "de", as_of, article_number=number)
+        return
+    by_e_id = tools.resolve_by_act(1, "de", as_of, e_id=tool.e_id)
+    by_number = tools.resolve_by_act(1, "de", as_of, article_number=number)
+    # Act 1 shares its SR number with no other act, so the whole answer is the tool's.
+    assert by_number.to_dict() == tool.to_dict()
+    assert (by_e_id.edition, by_e_id.e_id, by_e_id.text) == (tool.edition, tool.e_id, tool.text)
+
+
+def test_oracle_reaches_the_predecessor_act_the_tool_cannot(tools):
+    r = tools.resolve_by_act(2, "de", "2015-01-01", e_id="art_1")
+    assert (r.act.act_id, r.edition.version_id, r.text) == (2, 31, "1 Altes Gesetz, Artikel 1.")
+
+
+def test_oracle_errors(tools):
+    with pytest.raises(UnknownAct):
+        tools.resolve_by_act(404, "de", "2022-01-01", e_id="art_1")
+    with pytest.raises(UnknownArticle, match="disp_u9/art_1"):
+        tools.resolve_by_act(1, "de", "2022-01-01", e_id="disp_u9/art_1")
+    with pytest.raises(InvalidArgument):
+        tools.resolve_by_act(1, "de", "2022-01-01", e_id="art_1", article_number="1")
+
+
+def test_session_shares_one_connection_with_identical_answers(tools):
+    alone = tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict()
+    with tools.session():
+        assert tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict() == alone
+        assert tools._session is not None
+    assert tools._session is None
+
+
+# --------------------------------------------------------------------------- history and text
+
+
+def test_history_lists_parsed_editions_today_gaps_and_article_changes(tools):
+    h = tools.ch_get_act_history("999.1", "de", article_number="1")
+    assert [e.edition.version_id for e in h.editions] == [11, 12, 14, 15]
+    assert [e.is_today_edition for e in h.editions] == [False, False, True, False]
+    assert [e.change for e in h.editions] == [None, "modified", "unchanged", "modified"]
+    assert [(g.date_from, g.date_to) for g in h.gaps] == [(D("2021-07-01"), D("2021-12-31"))]
+    added = tools.ch_get_act_history("999.1", "de", article_number="5a")
+    assert [e.article_present for e in added.editions] == [False, False, True, True]
+    assert [e.change for e in added.editions] == [None, None, "added", "unchanged"]
+    assert [e.e_id for e in tools.ch_get_act_history("999.1", "de", "7").editions] == ["art_7"] * 4
+
+
+def test_history_without_article(tools):
+    h = tools.ch_get_act_history("999.1", "de")
+    assert h.article_number is None and h.today == TODAY
+    assert {(e.article_present, e.change) for e in h.editions} == {(None, None)}
+
+
+def test_text_is_in_document_order_and_pages(tools):
+    t = tools.ch_get_act_text("999.1", "de", as_of="2021-03-01")
+    assert t.edition.version_id == 12 and t.total_articles == 7
+    assert [a.e_id for a in t.articles] == ["art_1", "art_2", "art_7", "art_10", "art_268_a_bis", "art_x",
+                                            "disp_u1/art_7"]
+    page = tools.ch_get_act_text("999.1", "de", as_of="2021-03-01", offset=2, limit=2)
+    assert (page.offset, page.total_articles, [a.e_id for a in page.articles]) == (2, 7, ["art_7", "art_10"])
+    assert tools.ch_get_act_text("999.1", "de").edition.version_id == 14
+
+
+# --------------------------------------------------------------------------- registry and dispatcher
+
+
+def test_tool_specs_match_the_methods():
+    assert TOOL_NAMES == ("ch_get_act_article", "ch_get_act_history", "ch_get_act_text")
+    for spec in TOOL_SPECS:
+        fn = spec["function"]
+        params = inspect.signature(getattr(PitTools, fn["name"])).parameters
+        assert set(fn["parameters"]["properties"]) == set(params) - {"self"}
+        assert fn["parameters"]["required"] == [n for n, p in params.items()
+                                                if n != "self" and p.default is inspect.Parameter.empty]
+        assert fn["description"] and all(p["description"] for p in fn["parameters"]["properties"].values())
+
+
+def test_call_tool_returns_json_results(tools):
+    out = call_tool(tools, "ch_get_act_article", {"sr_number": "999.1", "article_number": 1, "lang": "de",
+                                                  "as_of": "2020-05-05"})
+    assert json.loads(json.dumps(out)) == out
+    assert (out["edition"]["version_id"], out["edition"]["date_end_applicability"], out["text"]) == (
+        11, "2020-12-31", art1("2020"))
+    as_string = call_tool(tools, "ch_get_act_history", '{"sr_number": "999.1", "lang": "de", "article_number": null}')
+    assert [e["edition"]["date_applicability"] for e in as_string["editions"]][0] == "2020-01-01"
+    assert call_tool(tools, "ch_get_act_text", {"sr_number": "999.1", "lang": "de", "limit": 1})["articles"][0][
+        "e_id"] == "art_1"
+
+
+@pytest.mark.parametrize("name, arguments, code", [
+    ("ch_get_law", {}, "unknown_tool"),
+    ("ch_get_act_article", {"sr_number": "999.1", "lang": "de"}, "invalid_argument"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "date": "2020-01-01"},
+     "invalid_argument"),
+    ("ch_get_act_article", "{not json", "invalid_argument"),
+    ("ch_get_act_article", ["999.1"], "invalid_argument"),
+    ("ch_get_act_text", {"sr_number": "999.1", "lang": "de", "limit": "ten"}, "invalid_argument"),
+    ("ch_get_act_text", {"sr_number": "999.1", "lang": "de", "offset": -1}, "invalid_argument"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "as_of": "gestern"},
+     "invalid_argument"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "rm"}, "no_edition_in_language"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "es"}, "unknown_language"),
+    ("ch_get_act_article", {"sr_number": "1.1", "article_number": "1", "lang": "de"}, "unknown_act"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "42", "lang": "de"}, "unknown_article"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "as_of": "2021-08-01"},
+     "no_edition_on_date"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "as_of": "1999-01-01"},
+     "date_before_first_edition"),
+])
+def test_call_tool_turns_bad_calls_into_structured_errors(tools, name, arguments, code):
+    out = call_tool(tools, name, arguments)
+    assert out["error"]["code"] == code and out["error"]["message"]
+    assert json.loads(json.dumps(out)) == out
