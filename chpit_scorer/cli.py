@@ -1,0 +1,171 @@
+"""``chpit-score``: score a JSONL file of answers, one verdict per line.
+
+Input lines are items with an ``answer``: either benchmark items
+(``gold.text`` / ``distractor.text``) or flat ``gold`` / ``distractor``
+strings. ``id`` is copied to the output when present. Lines are read, scored
+and written one at a time, so a file of any size streams in constant memory.
+A bad line stops the run with its line number (exit status 2): a silently
+skipped answer would shift every reported share.
+
+This module is the package's only I/O; the scorer itself stays pure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+from typing import IO, Any, Iterable, Iterator
+
+from .core import score
+
+__all__ = ["InputError", "parse_item", "score_lines", "main"]
+
+
+class InputError(ValueError):
+    """A JSONL line that is not a scoreable item; names the line."""
+
+    def __init__(self, line_no: int, reason: str):
+        super().__init__(f"line {line_no}: {reason}")
+        self.line_no = line_no
+        self.reason = reason
+
+
+def _edition_text(item: dict[str, Any], key: str, line_no: int) -> str:
+    if key not in item:
+        raise InputError(line_no, f"missing {key!r} (a string, or an object with 'text')")
+    value = item[key]
+    if isinstance(value, dict):
+        if "text" not in value:
+            raise InputError(line_no, f"{key!r} is an object without 'text'")
+        value = value["text"]
+    if not isinstance(value, str):
+        raise InputError(line_no, f"{key!r} text must be a string, got {type(value).__name__}")
+    return value
+
+
+def parse_item(line: str, line_no: int) -> tuple[Any, str, str, str]:
+    """One JSONL line -> (id or None, answer, gold text, distractor text).
+
+    ``answer`` may be null (a run that produced no answer scores as empty),
+    but must be present: a missing key is more likely a wrong file.
+    """
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(line_no, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(item, dict):
+        raise InputError(line_no, f"expected a JSON object, got {type(item).__name__}")
+    if "answer" not in item:
+        raise InputError(line_no, "missing 'answer'")
+    answer = item["answer"]
+    if answer is not None and not isinstance(answer, str):
+        raise InputError(line_no, f"'answer' must be a string or null, got {type(answer).__name__}")
+    return item.get("id"), answer or "", _edition_text(item, "gold", line_no), _edition_text(
+        item, "distractor", line_no
+    )
+
+
+def score_lines(lines: Iterable[str], *, fast: bool = True) -> Iterator[dict[str, Any]]:
+    """Verdict records for JSONL ``lines`` (blank lines skipped), lazily."""
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        item_id, answer, gold, distractor = parse_item(line, line_no)
+        record = asdict(score(answer, gold, distractor, fast=fast))
+        yield {"id": item_id, **record} if item_id is not None else record
+
+
+class _Progress:
+    """A one-line progress display on a terminal; silent otherwise (no tqdm)."""
+
+    def __init__(self, stream: IO[str], total: int | None):
+        self.stream, self.total = stream, total
+        self.enabled = stream.isatty()
+        self.start = self.last = time.monotonic()
+        self.done = 0
+
+    def step(self) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if self.enabled and now - self.last >= 0.1:  # redraw at most 10x a second
+            self.last = now
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        rate = self.done / max(now - self.start, 1e-9)
+        if self.total:
+            width = 30
+            filled = width * self.done // self.total
+            bar = "#" * filled + "-" * (width - filled)
+            text = f"[{bar}] {self.done}/{self.total} {rate:,.0f}/s"
+        else:
+            text = f"{self.done} scored {rate:,.0f}/s"
+        self.stream.write("\r" + text)
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self._draw(time.monotonic())
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _count_lines(path: str) -> int:
+    with open(path, "rb") as fh:
+        return sum(1 for raw in fh if raw.strip())
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="chpit-score",
+        description="Score CH-PiT answers: JSONL items with 'answer' and gold/distractor in, "
+        "one verdict JSON per line out.",
+    )
+    p.add_argument("input", nargs="?", default="-", help="JSONL file (default: stdin)")
+    p.add_argument("-o", "--out", default="-", help="output JSONL file (default: stdout)")
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="use the slow plain-difflib reference path (same verdicts, for checking)",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    except OSError as exc:
+        print(f"chpit-score: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
+        return 2
+    total = None if args.input == "-" else _count_lines(args.input)
+    progress = _Progress(sys.stderr, total)
+    try:
+        sink = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
+    except OSError as exc:
+        print(f"chpit-score: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        for record in score_lines(source, fast=not args.reference):
+            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            progress.step()
+    except InputError as exc:
+        progress.close()
+        where = "stdin" if args.input == "-" else args.input
+        print(f"chpit-score: {where}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if source is not sys.stdin:
+            source.close()
+        if sink is not sys.stdout:
+            sink.close()
+        else:
+            sink.flush()
+    progress.close()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m chpit_scorer.cli`
+    sys.exit(main())

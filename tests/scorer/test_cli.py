@@ -1,0 +1,115 @@
+"""chpit-score CLI, run as a subprocess like a user would."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chpit_scorer import score
+from chpit_scorer.cli import _Progress
+from tests.scorer.fedlex_text import articles
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLD = articles("cc-2022-491/20250707-de.xml")["art_25"]
+DISTRACTOR = GOLD.replace("30 Tagen", "180 Tagen")
+
+
+def _run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "chpit_scorer.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def _items() -> list[dict]:
+    return [
+        # a benchmark item: nested gold/distractor objects with extra fields
+        {"id": "a1", "lang": "de", "answer": GOLD, "gold": {"text": GOLD, "eli": "x"}, "distractor": {"text": DISTRACTOR}},
+        # flat strings, no id
+        {"answer": DISTRACTOR, "gold": GOLD, "distractor": DISTRACTOR},
+        # a null answer scores as empty
+        {"id": 7, "answer": None, "gold": GOLD, "distractor": DISTRACTOR},
+    ]
+
+
+def test_cli_streams_one_verdict_per_line_with_ids(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(i, ensure_ascii=False) for i in _items()) + "\n\n", encoding="utf-8")
+    proc = _run([str(src)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o.get("id") for o in out] == ["a1", None, 7]
+    assert "id" not in out[1]
+    assert [o["label"] for o in out] == ["grounded_correct", "grounded_wrong_version", "ungrounded"]
+    expected = score(GOLD, GOLD, DISTRACTOR)
+    assert out[0]["gold_coverage"] == expected.gold_coverage
+    assert out[0]["distractor_all_coverage"] == expected.distractor_all_coverage
+
+
+def test_cli_reads_stdin_and_writes_out_file(tmp_path):
+    dest = tmp_path / "verdicts.jsonl"
+    stdin = "".join(json.dumps(i) + "\n" for i in _items())
+    proc = _run(["--out", str(dest)], stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    labels = [json.loads(line)["label"] for line in dest.read_text(encoding="utf-8").splitlines()]
+    assert labels == ["grounded_correct", "grounded_wrong_version", "ungrounded"]
+
+
+def test_cli_reference_path_gives_identical_output(tmp_path):
+    stdin = "".join(json.dumps(i) + "\n" for i in _items())
+    fast, slow = _run([], stdin=stdin), _run(["--reference"], stdin=stdin)
+    assert fast.returncode == slow.returncode == 0
+    assert fast.stdout == slow.stdout
+
+
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object, got list"),
+        ('{"gold": "a", "distractor": "b"}', "missing 'answer'"),
+        ('{"answer": "x", "distractor": "b"}', "missing 'gold'"),
+        ('{"answer": "x", "gold": {"eli": "e"}, "distractor": "b"}', "'gold' is an object without 'text'"),
+        ('{"answer": 3, "gold": "a", "distractor": "b"}', "'answer' must be a string or null, got int"),
+        ('{"answer": "x", "gold": "a", "distractor": {"text": null}}', "'distractor' text must be a string"),
+    ],
+)
+def test_cli_bad_line_names_its_line_number(bad, reason):
+    good = json.dumps(_items()[1])
+    proc = _run([], stdin=f"{good}\n\n{bad}\n{good}\n")
+    assert proc.returncode == 2
+    assert "line 3:" in proc.stderr and reason in proc.stderr
+    # the line before the bad one was already written: output streams
+    assert len(proc.stdout.splitlines()) == 1
+
+
+def test_cli_missing_input_file_is_a_clear_error(tmp_path):
+    proc = _run([str(tmp_path / "nope.jsonl")])
+    assert proc.returncode == 2
+    assert "cannot read" in proc.stderr and "nope.jsonl" in proc.stderr
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_only_on_a_terminal():
+    tty, pipe = _Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = _Progress(stream, total=4)
+        for _ in range(4):
+            bar.step()
+        bar.close()
+    assert pipe.getvalue() == ""
+    assert tty.getvalue().startswith("\r[") and "4/4" in tty.getvalue() and tty.getvalue().endswith("\n")
