@@ -42,6 +42,8 @@ def parse_xml(data: bytes, where: str) -> etree._Element:
         head = data[:200].lstrip().lower()
         hint = " (an HTML page, not AKN XML)" if head.startswith((b"<!doctype html", b"<html")) else ""
         raise NotXml(where, f"not well-formed XML{hint}: {exc}") from exc
+    if etree.QName(root).localname.lower() == "html":
+        raise NotXml(where, "an HTML page, not AKN XML (Fedlex answers a bad filestore path with one, HTTP 200)")
     if etree.QName(root).localname != "akomaNtoso":
         raise NotAConsolidation(where, f"root element is <{etree.QName(root).localname}>, expected <akomaNtoso>")
     return root

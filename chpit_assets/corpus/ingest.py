@@ -267,3 +267,13 @@ ARTICLE_SCHEMA = {
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def ingest_language(
+    store: Store, catalog: Catalog, lang: str, cache_dir: Path, **download_options
+) -> IngestReport:
+    """Fetch (or find in the cache) every edition of `lang`, then store them: the whole first slice in one call."""
+    from chpit_assets.fedlex.download import download_editions
+
+    fetched = download_editions(catalog, Path(cache_dir), editions=catalog.for_lang(lang).editions, **download_options)
+    return store_editions(store, catalog, lang, fetched)

@@ -8,6 +8,7 @@ from typing import Literal
 import dagster as dg
 
 from chpit_assets.corpus.store import Store
+from chpit_assets.fedlex.catalog import Catalog, load_sample_catalog
 
 
 class ChpitStore(dg.ConfigurableResource):
@@ -52,3 +53,11 @@ class FedlexSource(dg.ConfigurableResource):
     sparql_url: str = "https://fedlex.data.admin.ch/sparqlendpoint"
     sr_numbers: list[str] = []          # live only: restrict to these SR numbers (empty = all)
     download_concurrency: int = 4
+
+    def load_catalog(self, lang: str) -> Catalog:
+        """The catalog restricted to one language, from the configured source."""
+        if self.mode == "sample":
+            return load_sample_catalog(Path(self.sample_dir)).for_lang(lang)
+        from chpit_assets.fedlex.sparql import fetch_catalog
+
+        return fetch_catalog(self.sparql_url, sr_numbers=self.sr_numbers or None, langs=[lang]).for_lang(lang)

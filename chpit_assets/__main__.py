@@ -1,0 +1,3 @@
+from chpit_assets.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""Fedlex -> catalog -> edition files -> parsed articles, one language partition at a time."""
+
+
+import hashlib
+
+import dagster as dg
+
+from chpit_assets.corpus.ingest import IngestReport, store_editions
+from chpit_assets.fedlex.catalog import Catalog
+from chpit_assets.fedlex.download import DownloadResult, download_editions
+
+from ..partitions import lang_partitions
+from ..resources import ChpitStore, FedlexSource
+
+GROUP = "fedlex"
+
+
+def _digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:16]
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"python"})
+def fedlex_catalog(context: dg.AssetExecutionContext, fedlex: FedlexSource) -> dg.Output[Catalog]:
+    """Acts and consolidations (dates, file urls) in this language, from the shipped sample or live Fedlex."""
+    catalog = fedlex.load_catalog(context.partition_key)
+    with_file = sum(1 for e in catalog.editions if e.file_url)
+    version = _digest(
+        [f"{e.consolidation}|{e.date_end_applicability}|{e.file_url}|{e.sha256}" for e in catalog.editions]
+        + [f"{a.eli}|{a.sr_number}|{a.in_force_status}" for a in catalog.acts]
+    )
+    return dg.Output(
+        catalog,
+        data_version=dg.DataVersion(version),
+        metadata={
+            "source": fedlex.mode,
+            "acts": len(catalog.acts),
+            "editions": len(catalog.editions),
+            "editions_with_file": with_file,
+            "editions_without_file": len(catalog.editions) - with_file,
+        },
+    )
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"python"})
+def fedlex_editions(
+    context: dg.AssetExecutionContext, fedlex_catalog: Catalog, chpit: ChpitStore, fedlex: FedlexSource
+) -> dg.Output[list[DownloadResult]]:
+    """Every edition's XML file in the content-addressed cache, validated against the catalog."""
+    results = download_editions(fedlex_catalog, chpit.cache_dir, concurrency=fedlex.download_concurrency)
+    stages: dict[str, int] = {}
+    for r in results:
+        stages[r.stage] = stages.get(r.stage, 0) + 1
+    failures = [r for r in results if not r.ok and r.stage != "no_file"]
+    for r in failures:
+        context.log.warning(r.error)
+    return dg.Output(
+        results,
+        data_version=dg.DataVersion(_digest([f"{r.edition.consolidation}|{r.sha256}|{r.stage}" for r in results])),
+        metadata={
+            "files": sum(1 for r in results if r.ok),
+            "by_stage": dg.MetadataValue.json(dict(sorted(stages.items()))),
+            "failures": dg.MetadataValue.md(
+                "\n".join(f"- `{r.stage}`: {r.error}" for r in failures) or "No failures."
+            ),
+        },
+    )
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"duckdb"}, pool="duckdb_writer")
+def parsed_articles(
+    context: dg.AssetExecutionContext,
+    fedlex_catalog: Catalog,
+    fedlex_editions: list[DownloadResult],
+    chpit: ChpitStore,
+) -> dg.MaterializeResult:
+    """ch_act, ch_act_alias, ch_act_version and ch_act_article for this language, written in one transaction."""
+    report: IngestReport = store_editions(chpit.store, fedlex_catalog, context.partition_key, fedlex_editions)
+    preview = chpit.store.frame(
+        """SELECT c.sr_number, c.abbreviation, v.date_applicability, a.article_number, left(a.text, 120) AS text
+           FROM ch_act_article a JOIN ch_act_version v USING (version_id) JOIN ch_act c USING (act_id)
+           WHERE v.lang = ? ORDER BY c.sr_number, v.date_applicability, a.e_id LIMIT 5""",
+        [context.partition_key],
+    )
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(report.data_version),
+        metadata={
+            "acts": report.acts,
+            "editions": report.editions,
+            "parsed": report.parsed,
+            "reparsed": report.reparsed,
+            "reused_unchanged": report.reused,
+            "articles": report.articles,
+            "failures_by_stage": dg.MetadataValue.json(report.failures_by_stage()),
+            "failures": dg.MetadataValue.md(report.failures_markdown()),
+            "preview": dg.MetadataValue.md(_markdown(preview.rows(), preview.columns)),
+        },
+    )
+
+
+def _markdown(rows: list[tuple], columns: list[str]) -> str:
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
+    body = "\n".join("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ⏎ ") for v in r) + " |" for r in rows)
+    return head + "\n" + body

@@ -1,0 +1,182 @@
+"""The AKN parser on the real Fedlex sample first, then on constructed editions for shapes the sample lacks."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from chpit_assets.akn.errors import AknError, IdentityMismatch, NotAConsolidation, NotXml
+from chpit_assets.akn.identity import check_identity, parse_xml, read_identity, read_identity_of_file
+from chpit_assets.akn.parser import parse_edition
+from chpit_scorer import units
+from tests.akn_factory import article, edition_xml
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
+DSG = SAMPLE / "cc-2022-491"
+
+
+def parse(path: Path):
+    return parse_edition(path.read_bytes(), str(path))
+
+
+def articles(path: Path) -> dict:
+    return {a.e_id: a for a in parse(path).articles}
+
+
+@pytest.mark.parametrize("name", ["20230901-de", "20250401-de", "20250707-de", "20250707-fr", "20250707-it", "20250707-en"])
+def test_sr_235_1_has_77_articles_in_every_edition(name):
+    edition = parse(DSG / f"{name}.xml")
+    assert len(edition.articles) == 77
+    # Real quirk: FRBRnumber is empty, the SR number sits in <docNumber> with a trailing space.
+    assert edition.identity.sr_number == "235.1"
+
+
+def test_2025_04_01_adds_art_24_para_5bis_as_a_pure_addition():
+    old = articles(DSG / "20230901-de.xml")["art_24"].text
+    new = articles(DSG / "20250401-de.xml")["art_24"].text
+    added = [line for line in new.splitlines() if line not in old.splitlines()]
+    assert len(added) == 1 and added[0].startswith("5bis Der EDÖB kann die Meldung")
+    assert [line for line in old.splitlines() if line not in new.splitlines()] == []
+
+
+def test_footnote_only_editions_are_equal_once_footnotes_are_out():
+    # 2025-04-01 -> 2025-07-07 differ in footnotes and in a no-break space after each paragraph number.
+    april, july = articles(DSG / "20250401-de.xml"), articles(DSG / "20250707-de.xml")
+    assert april.keys() == july.keys()
+    assert [e for e in april if april[e].text != july[e].text] == []
+    assert "Eingefügt durch" not in "".join(a.text for a in april.values())
+
+
+def test_each_paragraph_on_its_own_line_with_its_number_so_the_scorer_sees_units():
+    text = articles(DSG / "20250401-de.xml")["art_24"].text
+    lines = text.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["1", "2", "3", "4", "5", "a.", "b.", "c.", "5bis", "6"]
+    assert lines[4].endswith("darauf verzichten, wenn:")  # list introduction stays on its paragraph's line
+    # S2 splits at line-start markers: one unit per numbered paragraph (list items belong to theirs).
+    assert len(units(text)) == 7
+
+
+def test_heading_is_kept_apart_from_text():
+    art = articles(DSG / "20250401-de.xml")["art_24"]
+    assert art.heading == "Meldung von Verletzungen der Datensicherheit"
+    assert art.heading not in art.text
+
+
+def test_footnote_inside_num_does_not_leak_into_number_or_text():
+    publg = articles(SAMPLE / "cc-2004-745" / "20230901-de.xml")
+    assert publg["art_1_a"].article_number == "1a"
+    assert publg["art_1_a"].heading == "Online-Veröffentlichung"
+    # Item c.'s <num> carries a footnote: the line is "c. von ...", not the footnote's text.
+    assert "c. von anderen Texten mit einem Zusammenhang zur Gesetzgebung." in publg["art_1"].text.splitlines()
+
+
+def test_interior_no_break_space_is_kept_verbatim():
+    art_59 = articles(DSG / "20250401-de.xml")["art_59"].text
+    assert "Buchstabe\u00a0a." in art_59
+    assert "Buchstabe a." in articles(DSG / "20230901-de.xml")["art_59"].text
+
+
+def test_table_rows_become_lines_with_tab_separated_cells():
+    text = articles(SAMPLE / "cc-1999-404" / "20240303-en.xml")["art_196"].text
+    assert "– over 3.5 to 12 t\t650" in text.splitlines()
+
+
+def test_constitution_in_three_languages_including_romansh():
+    for lang in ("de", "en", "rm"):
+        edition = parse(SAMPLE / "cc-1999-404" / f"20240303-{lang}.xml")
+        assert edition.identity.lang == lang
+        assert len(edition.articles) == 232
+        assert all(a.article_number for a in edition.articles)
+        assert "5a" in {a.article_number for a in edition.articles}
+
+
+def test_federal_gazette_text_is_refused_clearly():
+    path = SAMPLE / "not-sr" / "fga-2025-2900-de.xml"
+    with pytest.raises(NotAConsolidation) as info:
+        parse(path)
+    assert "eli/fga/2025/2900" in str(info.value) and str(path) in str(info.value)
+    assert info.value.stage == "validate"
+
+
+def test_html_shell_and_truncated_xml_are_not_xml():
+    with pytest.raises(NotXml, match="HTML page"):
+        parse_xml(b"<!DOCTYPE html><html><body>Seite nicht gefunden</body></html>", "url")
+    data = (DSG / "20250401-de.xml").read_bytes()
+    with pytest.raises(NotXml, match="not well-formed"):
+        parse_edition(data[: len(data) // 2], "half")
+
+
+def test_identity_check_names_every_disagreement():
+    path = DSG / "20250401-de.xml"
+    identity = read_identity(parse_xml(path.read_bytes(), str(path)), str(path))
+    assert read_identity_of_file(str(path), str(path)) == identity
+    with pytest.raises(IdentityMismatch) as info:
+        check_identity(identity, sr_number="235.11", date_applicability=date(2025, 7, 7), lang="fr", where="x")
+    message = str(info.value)
+    assert "235.11" in message and "2025-07-07" in message and "'fr'" in message
+
+
+def body_of(*parts: str) -> bytes:
+    return edition_xml(body="".join(parts))
+
+
+def test_article_numbers_of_every_fedlex_shape():
+    doc = body_of(
+        article("art_5_a", "5<i>a</i>", "1|Erster Absatz."),
+        '<article eId="art_268_a_bis"><num><b>Art. 268</b><i>a</i> <i>bis</i></num><paragraph eId="art_268_a_bis/para_1"><content><p>Text.</p></content></paragraph></article>',
+        article("art_179_decies", "179<i>decies</i>", "Text."),
+        article("art_9", None, "Ohne gedruckte Nummer."),
+        '<article eId="art_10"><num><b>Schlussbestimmung</b></num><paragraph eId="art_10/para_1"><content><p>X.</p></content></paragraph></article>',
+    )
+    numbers = {a.e_id: a.article_number for a in parse_edition(doc, "t").articles}
+    assert numbers == {"art_5_a": "5a", "art_268_a_bis": "268a bis", "art_179_decies": "179decies", "art_9": "9", "art_10": None}
+
+
+def test_nested_transitional_e_ids_are_kept_as_is():
+    doc = body_of(
+        article("art_7", "7", "1|Oben."),
+        f'<transitional eId="disp_u1">{article("disp_u1/art_7", "7", "1|Übergang.")}</transitional>',
+    )
+    parsed = parse_edition(doc, "t").articles
+    assert [(a.e_id, a.article_number) for a in parsed] == [("art_7", "7"), ("disp_u1/art_7", "7")]
+
+
+def test_footnote_mid_word_and_wrappers_leave_the_word_whole():
+    doc = body_of(
+        '<article eId="art_1"><num><b>Art. 1</b></num><paragraph eId="art_1/para_1"><num>1</num><content>'
+        "<p>Die Bundes<authorialNote><p>Fussnote.</p></authorialNote>versammlung "
+        '<inline name="man-font-style-normal">beschliesst</inline> <span>Weiteres</span>:</p>'
+        '</content></paragraph><paragraph eId="art_1/para_2"><num><placeholder>[tab]</placeholder></num>'
+        "<content><p><sup>2</sup> Zweiter\u00ad Absatz mit 1\u00a0000 Franken.</p></content></paragraph></article>"
+    )
+    text = parse_edition(doc, "t").articles[0].text
+    assert text == "1 Die Bundesversammlung beschliesst Weiteres:\n2 Zweiter\u00ad Absatz mit 1\u00a0000 Franken."
+
+
+def test_repealed_article_keeps_its_row_with_the_repeal_note_text():
+    doc = body_of(
+        '<article eId="art_3"><num><b>Art. 3</b><authorialNote><p>Aufgehoben durch Ziff. I.</p></authorialNote></num>'
+        '<paragraph eId="art_3/para_1"><content><p><i>Aufgehoben</i></p></content></paragraph></article>'
+    )
+    art = parse_edition(doc, "t").articles[0]
+    assert (art.article_number, art.text) == ("3", "Aufgehoben")
+
+
+def test_duplicate_e_id_fails_the_edition_naming_it():
+    doc = body_of(article("art_1", "1", "A."), article("art_1", "1", "B."))
+    with pytest.raises(AknError, match="duplicate article eId 'art_1'"):
+        parse_edition(doc, "t")
+
+
+def test_sr_number_from_frbrnumber_when_present():
+    doc = edition_xml(body=article("art_1", "1", "A."), sr_number="101", sr_in_doc_number=False)
+    assert parse_edition(doc, "t").identity.sr_number == "101"
+
+
+def test_text_has_no_xml_indentation_and_no_empty_lines():
+    for path in sorted(DSG.glob("*.xml")):
+        for a in parse(path).articles:
+            assert "\n\n" not in a.text and not re.search(r"[ \t]{2,}", a.text), (path, a.e_id)
