@@ -1,0 +1,196 @@
+"""Items: halves B13, caps B14, seeded sampling B15, ids B17, frozen B18, fields and determinism."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date, timedelta
+
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+
+from chpit_assets.bench.frozen import FrozenError, changed_items, load_frozen, record_published
+from chpit_assets.bench.items import (
+    LICENCE, SOURCE, BuildSettings, bench_path, before_as_of, item_id, load_items, select,
+)
+
+from .conftest import Corpus, long_text, run_builder
+
+SPEC_FIELDS = ["build", "core", "id", "lang", "act_id", "sr_number", "abbreviation", "article_number", "e_id",
+               "as_of", "kind", "change_date", "question", "gold_is_current", "gold", "distractor", "source",
+               "recite_label", "recite_as_of", "licence"]
+EDITION_FIELDS = ["version_id", "date_applicability", "date_end_applicability", "eli", "source", "text"]
+
+
+def fake_change(act_id: int, n: int, before_ok: bool = True, after_ok: bool = True) -> dict:
+    """A bench_eligible row joined with its editions, as `select` receives it."""
+    day = date(2021, 1, 1) + timedelta(days=n)
+    return {
+        "act_id": act_id, "e_id": f"art_{n}", "change_date": day, "new_version_id": 10 * n + 1,
+        "old_version_id": 10 * n, "sr_number": str(act_id), "abbreviation": "X", "article_number": str(n),
+        "before_ok": before_ok, "after_ok": after_ok,
+        "old_from": date(2020, 1, 1), "old_to": day - timedelta(days=1), "old_eli": "e/old", "old_source": "fedlex",
+        "old_text": "old", "new_from": day, "new_to": None, "new_eli": "e/new", "new_source": "fedlex",
+        "new_text": "new",
+    }
+
+
+def test_item_fields_ids_and_verbatim_text(store, corpus, tmp_path):
+    act = corpus.act("a")
+    old = long_text("Die Frist beträgt 30\u00a0Tage ab Zustellung – nicht früher.")
+    new = long_text("Die Frist beträgt 60\u00a0Tage ab Zustellung – nicht früher.")
+    v_old = corpus.edition(act, "de", "2023-01-01", "2024-12-31", {"art_24": ("24", old)})
+    v_new = corpus.edition(act, "de", "2025-01-01", None, {"art_24": ("24", new)})
+    corpus.flush()
+    _, built = run_builder(store, "de", tmp_path, BuildSettings(build="v-test"))
+    lines = bench_path(tmp_path, "de").read_text(encoding="utf-8").splitlines()
+    items = [json.loads(line) for line in lines]
+    assert items == built.items == load_items(store, "de")
+    for item in items:
+        assert list(item) == SPEC_FIELDS and list(item["gold"]) == EDITION_FIELDS == list(item["distractor"])
+        expected = hashlib.sha1(f"de|{act}|235.1|art_24|{item['as_of']}".encode()).hexdigest()[:16]
+        assert item["id"] == expected
+        assert (item["build"], item["source"], item["licence"]) == ("v-test", SOURCE, LICENCE)
+        assert item["recite_label"] is None and item["recite_as_of"] is None
+    before = next(i for i in items if i["kind"] == "before")
+    after = next(i for i in items if i["kind"] == "after")
+    # B13: before asks the old edition's last day, gold old; after asks the change date, gold new.
+    assert (before["as_of"], before["gold"]["version_id"], before["distractor"]["version_id"]) == ("2024-12-31", v_old, v_new)
+    assert (after["as_of"], after["gold"]["version_id"], after["gold_is_current"]) == ("2025-01-01", v_new, True)
+    assert before["gold_is_current"] is False
+    assert before["gold"]["text"] == old and after["gold"]["text"] == new  # NBSP and dash kept
+
+
+def test_before_as_of_falls_back_to_the_day_before_only_without_end_date():
+    assert before_as_of(date(2022, 6, 30), date(2023, 9, 1)) == date(2022, 6, 30)
+    assert before_as_of(None, date(2023, 9, 1)) == date(2023, 8, 31)
+
+
+def test_item_id_formula_includes_act_id():
+    assert item_id("fr", 1, "220", "art_7", "2024-01-01") != item_id("fr", 2, "220", "art_7", "2024-01-01")
+    assert item_id("fr", 1, "220", "art_7", "2024-01-01") == hashlib.sha1(b"fr|1|220|art_7|2024-01-01").hexdigest()[:16]
+
+
+def test_per_act_cap_of_fifty_changes():
+    changes = [fake_change(1, n) for n in range(60)] + [fake_change(2, n) for n in range(100, 105)]
+    sel = select(changes, "de", BuildSettings(), [])
+    per_act = {}
+    for i in sel.items:
+        per_act.setdefault(i["act_id"], set()).add(i["e_id"])
+    assert {a: len(e) for a, e in per_act.items()} == {1: 50, 2: 5}
+    assert (sel.selected, sel.capped) == (55, 10)
+
+
+def test_item_cap_is_filled_exactly_by_a_later_one_item_change():
+    # Budget 5: two two-item changes fill 4; a further two-item change does not fit, a one-item one does.
+    changes = [fake_change(1, n) for n in range(4)] + [fake_change(2, 10, after_ok=False)]
+    sel = select(changes, "de", BuildSettings(item_cap=5), [])
+    assert len(sel.items) == 5
+    assert sel.selected + sel.capped == 5 and sel.capped == 2
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.tuples(st.integers(1, 4), st.sampled_from([(True, True), (True, False), (False, True)])),
+                   max_size=40),
+    item_cap=st.integers(0, 30),
+    per_act_cap=st.integers(1, 8),
+)
+def test_caps_hold_and_leftovers_cannot_fit(shape, item_cap, per_act_cap):
+    changes = [fake_change(a, n, *ok) for n, (a, ok) in enumerate(shape)]
+    sel = select(changes, "de", BuildSettings(item_cap=item_cap, per_act_cap=per_act_cap), [])
+    assert len(sel.items) <= item_cap
+    taken = {}
+    for i in sel.items:
+        taken.setdefault(i["act_id"], set()).add(i["change_date"])
+    assert all(len(v) <= per_act_cap for v in taken.values())
+    assert sel.selected + sel.capped == len(changes)
+    left = item_cap - len(sel.items)
+    for c in changes:  # B14: a capped change was blocked by its act's cap or by the item budget
+        if c["change_date"].isoformat() not in taken.get(c["act_id"], set()):
+            assert len(taken.get(c["act_id"], ())) >= per_act_cap or c["before_ok"] + c["after_ok"] > left
+
+
+def test_selection_does_not_depend_on_input_order():
+    changes = [fake_change(a, n) for a in (1, 2, 3) for n in range(10 * a, 10 * a + 8)]
+    s = BuildSettings(item_cap=13)
+    ordered = sorted(changes, key=lambda c: (c["act_id"], c["e_id"], c["change_date"]))
+    first = select(ordered, "de", s, [])
+    assert [i["id"] for i in first.items] == [i["id"] for i in select(list(ordered), "de", s, []).items]
+    # A different language seed draws a different sample (B15: seeded per language).
+    assert {i["e_id"] for i in first.items} != {i["e_id"] for i in select(ordered, "fr", s, []).items}
+
+
+def test_single_day_edition_never_repeats_an_id():
+    # Edition 2 lasts one day: its `after` and the next change's `before` ask the same date.
+    one = fake_change(1, 1)
+    two = fake_change(1, 2)
+    two["e_id"] = one["e_id"]
+    two["old_to"] = one["change_date"]
+    sel = select([one, two], "de", BuildSettings(), [])
+    ids = [i["id"] for i in sel.items]
+    assert len(ids) == len(set(ids)) == 3
+
+
+def _corpus(store, langs, n_acts=3):
+    corpus = Corpus(store)
+    for a in range(n_acts):
+        act = corpus.act(f"a{a}", sr=f"{a}.1", abbr=f"G{a}", aliases={"fr": [(f"F{a}", "curated")],
+                                                                          "it": [(f"I{a}", "curated")]})
+        for lang in langs:
+            arts = [{f"art_{k}": (str(k), long_text(f"Betrag {k}: {v} Franken für jede angefangene Stunde Arbeit."))
+                     for k in range(1, 6)} for v in (100, 200, 300)]
+            corpus.edition(act, lang, "2021-01-01", "2022-12-31", arts[0])
+            corpus.edition(act, lang, "2023-01-01", "2024-06-30", arts[1])
+            corpus.edition(act, lang, "2024-07-01", None, arts[2])
+    corpus.flush()
+
+
+def test_two_builds_are_byte_identical(store, tmp_path):
+    _corpus(store, ["de"])
+    s = BuildSettings(item_cap=17, core_size=5)
+    run_builder(store, "de", tmp_path / "one", s)
+    run_builder(store, "de", tmp_path / "two", s)
+    one, two = bench_path(tmp_path / "one", "de").read_bytes(), bench_path(tmp_path / "two", "de").read_bytes()
+    # Every change here yields two items, so an odd cap leaves its last slot empty rather than split one.
+    assert one == two and one.count(b"\n") == 16
+
+
+def test_french_alone_equals_french_with_german_and_italian(tmp_path):
+    from chpit_assets.corpus.store import Store
+
+    alone, together = Store(tmp_path / "alone.duckdb"), Store(tmp_path / "together.duckdb")
+    _corpus(alone, ["fr"])
+    _corpus(together, ["de", "fr", "it"])
+    s = BuildSettings(item_cap=11, core_size=4)
+    run_builder(alone, "fr", tmp_path / "alone", s)
+    for lang in ("it", "de", "fr"):
+        run_builder(together, lang, tmp_path / "together", s)
+    assert bench_path(tmp_path / "alone", "fr").read_bytes() == bench_path(tmp_path / "together", "fr").read_bytes()
+
+
+def test_frozen_items_are_kept_exactly_and_later_builds_only_add(store, tmp_path):
+    _corpus(store, ["de"], n_acts=2)
+    frozen_dir = tmp_path / "frozen"
+    _, first = run_builder(store, "de", tmp_path / "b1", BuildSettings(build="v1", item_cap=6, core_size=3))
+    assert record_published(frozen_dir, "de", first.items) == 6
+    published = load_frozen(frozen_dir, "de")
+    # The store moves on: a published gold text is re-typeset upstream, and the cap is raised.
+    with store.connect() as con:
+        con.execute("UPDATE ch_act_article SET text = text || ' Neu.'")
+    _, second = run_builder(store, "de", tmp_path / "b2", BuildSettings(build="v2", item_cap=10, core_size=3),
+                            frozen=published)
+    assert changed_items(published, second.items) == []
+    assert len(second.items) == 10
+    assert {i["build"] for i in second.items if i["id"] not in {p["id"] for p in published}} == {"v2"}
+    # Published changes are not drawn again (no second copy of a frozen change under a new id).
+    keys = [(i["act_id"], i["e_id"], i["change_date"], i["kind"]) for i in second.items]
+    assert len(keys) == len(set(keys))
+    pid = published[0]["id"]
+    rest = [i for i in second.items if i["id"] != pid]
+    tampered = dict(next(i for i in second.items if i["id"] == pid), question="?")
+    with pytest.raises(FrozenError, match=pid):
+        record_published(frozen_dir, "de", [tampered])
+    assert changed_items(published, [tampered, *rest]) == [pid]
+    assert changed_items(published, rest) == [pid]
+    assert changed_items(published, [dict(i, core=not i["core"]) for i in second.items]) == []  # FREE_FIELDS
