@@ -1,0 +1,172 @@
+"""Runs (R3): resumable after a kill, errors recorded per item while the run goes on, retry of errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from chpit_assets.runs.client import ChatClient, EndpointConfig
+from chpit_assets.runs.errors import RunError
+from chpit_assets.runs.runner import load_log, results_path, run_items, scored_view
+from chpit_assets.runs.systems import CLOSED_SYSTEM_PROMPT, build_system
+
+from .conftest import completion
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _items(sample, n: int) -> list[dict]:
+    """n distinct items from the sample (ids varied so each is asked separately)."""
+    base = sample.items["de"]
+    return [{**base[i % len(base)], "id": f"{i:016x}", "question": f"Q{i}: {base[i % len(base)]['question']}"}
+            for i in range(n)]
+
+
+def _question_id(body: dict) -> str:
+    return body["messages"][-1]["content"].split(":", 1)[0]
+
+
+def _closed(server, **config):
+    client = ChatClient(EndpointConfig(server.base_url, "scripted", max_retries=0, **config))
+    return build_system("scripted/closed", clients={"scripted": client})
+
+
+def test_results_path_turns_the_key_into_folders(tmp_path):
+    assert results_path(tmp_path, "smollm2-135m/pit", "de") == tmp_path / "smollm2-135m" / "pit" / "de.jsonl"
+    with pytest.raises(RunError):
+        results_path(tmp_path, "../pit", "de")
+
+
+def test_closed_sends_the_cards_prompt_and_records_the_receipt(sample, tmp_path, scripted):
+    server = scripted(lambda body: (200, completion("1 Irgendein Text.", model="answered-by")))
+    item = _items(sample, 1)[0]
+    run_items(_closed(server), [item], tmp_path / "c.jsonl")
+    line = load_log(tmp_path / "c.jsonl")[item["id"]]
+    assert server.hits[0]["messages"] == [{"role": "system", "content": CLOSED_SYSTEM_PROMPT},
+                                          {"role": "user", "content": item["question"]}]
+    assert line["model"] == "answered-by" and line["provider"] == "127.0.0.1"
+    assert line["receipt"]["settings"]["temperature"] == 0 and line["receipt"]["context_sha256"] == []
+    assert line["receipt"]["prompt_sha256"] and line["receipt"]["started_at"] <= line["receipt"]["finished_at"]
+
+
+def test_malformed_reply_and_timeout_are_errors_and_the_run_goes_on(sample, tmp_path, scripted):
+    items = _items(sample, 4)
+
+    def respond(body):
+        q = _question_id(body)
+        if q == "Q1":
+            return 200, "<html>proxy error</html>"
+        if q == "Q2":
+            time.sleep(1.0)  # longer than the client's timeout
+        return 200, completion(f"answer to {q}")
+
+    server = scripted(respond)
+    summary = run_items(_closed(server, timeout_s=0.3), items, tmp_path / "c.jsonl", workers=2)
+    log = load_log(tmp_path / "c.jsonl")
+    assert summary.asked == 4 and summary.errors == 2
+    assert "malformed reply" in log[items[1]["id"]]["error"]
+    assert "ReadTimeout" in log[items[2]["id"]]["error"]
+    assert log[items[0]["id"]]["answer"] == "answer to Q0" and log[items[3]["id"]]["error"] is None
+
+
+def test_a_rerun_skips_answered_ids_and_retry_errors_reasks_only_the_errors(sample, tmp_path, scripted):
+    items = _items(sample, 3)
+    fail = {"Q1"}
+
+    def respond(body):
+        q = _question_id(body)
+        return (500, "boom") if q in fail else (200, completion(f"answer to {q}"))
+
+    server = scripted(respond)
+    path = tmp_path / "c.jsonl"
+    first = run_items(_closed(server), items, path)
+    assert (first.asked, first.errors) == (3, 1)
+    assert run_items(_closed(server), items, path).asked == 0  # errors are kept unless asked to retry
+    fail.clear()
+    retried = run_items(_closed(server), items, path, retry_errors=True)
+    assert (retried.asked, retried.skipped, retried.errors) == (1, 2, 0)
+    assert [_question_id(h) for h in server.hits] == ["Q0", "Q1", "Q2", "Q1"]
+    assert len(path.read_text().splitlines()) == 4  # append-only: the newer line supersedes
+    assert load_log(path)[items[1]["id"]]["answer"] == "answer to Q1"
+
+
+def test_a_torn_last_line_is_cut_and_that_item_asked_again(sample, tmp_path, scripted):
+    items = _items(sample, 2)
+    server = scripted(lambda body: (200, completion(f"answer to {_question_id(body)}")))
+    path = tmp_path / "c.jsonl"
+    run_items(_closed(server), items, path)
+    whole = path.read_text().splitlines(keepends=True)
+    torn_id = json.loads(whole[1])["id"]
+    path.write_text(whole[0] + whole[1][:40])
+    again = run_items(_closed(server), items, path)
+    assert again.asked == 1 and set(load_log(path)) == {i["id"] for i in items}
+    assert load_log(path)[torn_id]["error"] is None
+
+
+RUN_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from chpit_assets.runs.client import ChatClient, EndpointConfig
+    from chpit_assets.runs.runner import run_items
+    from chpit_assets.runs.systems import build_system
+    base_url, items_path, out = sys.argv[1:4]
+    items = [json.loads(l) for l in open(items_path, encoding="utf-8")]
+    client = ChatClient(EndpointConfig(base_url, "scripted", max_retries=0, timeout_s=60))
+    run_items(build_system("scripted/closed", clients={"scripted": client}), items, out, workers=1)
+""")
+
+
+def test_resume_after_a_killed_run_never_reasks_an_answered_item(sample, tmp_path, scripted):
+    """Kill a run in a subprocess while its 4th request is in flight, restart, count server hits."""
+    items = _items(sample, 6)
+    items_path = tmp_path / "items.jsonl"
+    items_path.write_text("".join(json.dumps(i) + "\n" for i in items))
+    out = tmp_path / "results" / "scripted" / "closed" / "de.jsonl"
+    in_flight, hold = threading.Event(), threading.Event()
+    first_run = {"on": True}
+
+    def respond(body):
+        if first_run["on"] and len(server.hits) == 4:
+            in_flight.set()
+            hold.wait(10)  # never answered: the process dies first
+            return 503, "gone"
+        return 200, completion(f"answer to {_question_id(body)}")
+
+    server = scripted(respond)
+    script = tmp_path / "run.py"
+    script.write_text(RUN_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), server.base_url, str(items_path), str(out)], cwd=ROOT)
+    try:
+        assert in_flight.wait(30), "the subprocess never reached its 4th request"
+        proc.kill()
+        proc.wait(10)
+    finally:
+        first_run["on"] = False
+        hold.set()
+    answered_before = set(load_log(out))
+    assert len(answered_before) == 3
+
+    summary = run_items(_closed(server), items, out)
+    asked = [_question_id(h) for h in server.hits]
+    assert summary.skipped == 3 and summary.asked == 3
+    assert asked == ["Q0", "Q1", "Q2", "Q3", "Q3", "Q4", "Q5"]  # only the in-flight Q3 was asked twice
+    assert set(load_log(out)) == {i["id"] for i in items}
+
+
+def test_scored_view_is_in_item_order_rescored_and_names_missing_ids(sample, tmp_path, scripted):
+    items = _items(sample, 3)
+    server = scripted(lambda body: (200, completion(f"answer to {_question_id(body)}")))
+    path = tmp_path / "c.jsonl"
+    run_items(_closed(server), items[:2], path, workers=2)
+    log = load_log(path)
+    log[items[0]["id"]]["verdict"] = {"label": "stale"}  # a verdict from an older scorer is ignored
+    lines, missing = scored_view(items, log, "scripted/closed")
+    assert [l["id"] for l in lines] == [items[0]["id"], items[1]["id"]] and missing == [items[2]["id"]]
+    assert lines[0]["verdict"]["label"] == "ungrounded" and lines[0]["kind"] == items[0]["kind"]
+    assert "receipt" not in lines[0] and "latency_s" not in lines[0]
