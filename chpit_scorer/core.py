@@ -15,7 +15,7 @@ from typing import Callable, Collection, Iterable, NamedTuple
 
 from . import fast as _fast
 from . import reference as _reference
-from .text import MIN_FALLBACK_UNIT_LEN, normalise, units
+from .text import MIN_FALLBACK_UNIT_LEN, MIN_UNIT_LEN, normalise, normalised_chunks, units
 
 __all__ = [
     "GROUNDED_CORRECT",
@@ -174,7 +174,10 @@ class _PairAnalysis(NamedTuple):
 
 def _analyse(gold: str, distractor: str, fast: bool) -> _PairAnalysis:
     norm_gold, norm_distractor = normalise(gold), normalise(distractor)
-    gold_units, distractor_units = frozenset(units(gold)), frozenset(units(distractor))
+    # Split and normalise each text once; the 25 and 8 floors filter the same chunks.
+    gold_chunks, distractor_chunks = normalised_chunks(gold), normalised_chunks(distractor)
+    gold_units = frozenset(u for u in gold_chunks if len(u) >= MIN_UNIT_LEN)
+    distractor_units = frozenset(u for u in distractor_chunks if len(u) >= MIN_UNIT_LEN)
     part = _partition(gold_units, distractor_units, norm_gold, norm_distractor)
     # Argument order follows S4: the only-unit first, the other edition second.
     disc = Discriminating(
@@ -185,8 +188,8 @@ def _analyse(gold: str, distractor: str, fast: bool) -> _PairAnalysis:
             d for d in part.distractor_only if is_discriminating(d, norm_gold, gold_units, fast=fast)
         ),
     )
-    distractor_all = frozenset(units(distractor, MIN_FALLBACK_UNIT_LEN))
-    amended = distractor_all - frozenset(units(gold, MIN_FALLBACK_UNIT_LEN))
+    distractor_all = frozenset(u for u in distractor_chunks if len(u) >= MIN_FALLBACK_UNIT_LEN)
+    amended = distractor_all - frozenset(u for u in gold_chunks if len(u) >= MIN_FALLBACK_UNIT_LEN)
     return _PairAnalysis(part, disc, distractor_all, amended)
 
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chpit_scorer import MIN_FALLBACK_UNIT_LEN, normalise, units
 from tests.scorer.fedlex_text import articles
@@ -80,3 +82,31 @@ def test_units_of_empty_text_is_empty(text):
 def test_units_keep_duplicates_in_text_order():
     text = "1 Dieser Absatz steht zweimal im Artikel.\n2 Dieser Absatz steht zweimal im Artikel."
     assert units(text) == ["dieser absatz steht zweimal im artikel"] * 2
+
+
+def test_re_whitespace_and_str_isspace_agree_on_every_code_point():
+    # normalise() collapses with str.split(); S1 is stated with a regex \s+.
+    # They are the same operation only if both use the same whitespace set.
+    import re
+    import sys
+
+    ws = re.compile(r"\s")
+    assert [c for c in map(chr, range(sys.maxunicode + 1)) if bool(ws.fullmatch(c)) != c.isspace()] == []
+
+
+def _literal_s1(text):
+    """S1 written as stated, one step per clause, for comparison."""
+    import re
+    import unicodedata
+
+    t = unicodedata.normalize("NFKC", text or "").lower()
+    for chars, to in (("«»“”„‟", '"'), ("‘’‚‛", "'"), ("\u2010\u2011\u2012\u2013\u2014\u2212", "-")):
+        t = re.sub(f"[{chars}]", to, t)
+    t = t.replace("…", "...").replace("\u00ad", "")
+    return re.sub(r"\s+", " ", t).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("«»“”„‟‘’‚‛\u2010\u2011\u2012\u2013\u2014\u2212…\u00ad\u00a0\u2028 \n\t")))
+def test_normalise_equals_the_literal_spec(text):
+    assert normalise(text) == _literal_s1(text)
