@@ -1,0 +1,268 @@
+"""Edition files, fetched once into a content-addressed cache and validated before they count.
+
+Layout under `cache_dir`:
+
+    sha256/<aa>/<sha256>.xml     the accepted files, named by their own digest
+    index/<bb>/<sha256(url)>.json  one entry per source URL: {"url", "sha256", "consolidation", "lang"}
+
+The index is one small file per URL rather than one big mapping file because a
+big file must be rewritten whole on every accepted download (quadratic over a
+full Fedlex run) and needs a lock between workers and between processes (the
+language partitions may run at the same time); one file per URL is written
+atomically on its own and never contended.
+
+Every write goes to a temp file in the same directory and is renamed into place,
+content first, index entry second: an interrupted run leaves either nothing or a
+complete, validated file (at worst one without its index entry, fetched again
+next time), never a partial file under a final name. A re-run finds each URL in
+the index and downloads nothing it already has.
+
+A file is accepted only if it parses as XML with root <akomaNtoso>, is a
+consolidation, and its own SR number, edition date and language are the ones the
+catalog promised (`chpit_assets.akn.identity`), and, where the catalog knows a
+sha256 (the sample does), the digest matches. Fedlex answers a bad filestore
+path with HTTP 200 and an HTML page; that fails the XML parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+import uuid
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+import httpx
+
+from ..akn.errors import AknError
+from ..akn.identity import check_identity, parse_xml, read_identity
+from .catalog import Catalog, CatalogAct, CatalogEdition
+from .http import FedlexHttpError, RetryPolicy, Sleep, new_client, request_with_retry
+
+log = logging.getLogger(__name__)
+
+Stage = Literal["downloaded", "cached", "no_file", "download", "validate"]
+ACCEPTED: frozenset[str] = frozenset({"downloaded", "cached"})
+
+
+@dataclass(frozen=True)
+class DownloadResult:
+    edition: CatalogEdition
+    path: Path | None            # the cached file, when accepted
+    sha256: str | None           # its digest, when accepted
+    stage: Stage                 # downloaded | cached (accepted), no_file, or the failing stage
+    error: str | None = None     # names act, edition, language and url
+
+    @property
+    def ok(self) -> bool:
+        return self.stage in ACCEPTED
+
+
+class _Rejected(Exception):
+    """One edition failed at `stage`; turned into a DownloadResult, never raised to the caller."""
+
+    def __init__(self, stage: Stage, message: str):
+        self.stage = stage
+        super().__init__(message)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old file, or all of the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    url: str
+    sha256: str
+    consolidation: str
+    lang: str
+
+
+class EditionCache:
+    """The content-addressed store and its URL index (layout in the module doc)."""
+
+    TEMP_STALE_AFTER = 3600.0  # a temp file older than this belongs to a run that died
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._sweep_stale_temp()
+
+    def content_path(self, sha256: str) -> Path:
+        return self.root / "sha256" / sha256[:2] / f"{sha256}.xml"
+
+    def _index_path(self, url: str) -> Path:
+        key = hashlib.sha256(url.encode("utf-8")).hexdigest()
+        return self.root / "index" / key[:2] / f"{key}.json"
+
+    def lookup(self, url: str) -> IndexEntry | None:
+        """The entry for `url` whose content file is present, or None."""
+        try:
+            raw = json.loads(self._index_path(url).read_text(encoding="utf-8"))
+            entry = IndexEntry(raw["url"], raw["sha256"], raw["consolidation"], raw["lang"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent, or unreadable: either way, fetch again
+        if entry.url != url or not self.content_path(entry.sha256).is_file():
+            return None
+        return entry
+
+    def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
+        path = self.content_path(sha256)
+        if not path.is_file():  # same bytes from another URL: already stored
+            atomic_write(path, data)
+        entry = {"url": url, "sha256": sha256, "consolidation": edition.consolidation, "lang": edition.lang}
+        atomic_write(self._index_path(url), json.dumps(entry, sort_keys=True).encode("utf-8"))
+        return path
+
+    def temp_files(self) -> list[Path]:
+        return sorted(self.root.rglob(".*.tmp"))
+
+    def _sweep_stale_temp(self) -> None:
+        # Only old ones: a young temp file may be another process writing right now.
+        cutoff = time.time() - self.TEMP_STALE_AFTER
+        for tmp in self.temp_files():
+            try:
+                if tmp.stat().st_mtime < cutoff:
+                    tmp.unlink()
+            except OSError:
+                pass
+
+
+class EditionDownloader:
+    """Fetches, validates and caches edition files; one bad edition never stops the batch."""
+
+    def __init__(
+        self,
+        cache_dir: Path,
+        *,
+        http: httpx.Client | None = None,
+        timeout: float = 60.0,
+        concurrency: int = 4,
+        retry: RetryPolicy = RetryPolicy(),
+        sleep: Sleep = time.sleep,
+    ):
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.cache = EditionCache(cache_dir)
+        self._own_http = http is None
+        self.http = http or new_client(timeout)
+        self.concurrency = concurrency
+        self.retry = retry
+        self.sleep = sleep
+
+    def close(self) -> None:
+        if self._own_http:
+            self.http.close()
+
+    def __enter__(self) -> "EditionDownloader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def download(self, catalog: Catalog, editions: Iterable[CatalogEdition] | None = None) -> list[DownloadResult]:
+        """One result per edition (default: every edition of `catalog`), in input order."""
+        acts = {a.eli: a for a in catalog.acts}
+        todo = list(catalog.editions if editions is None else editions)
+        if self.concurrency == 1:
+            return [self._one(e, acts.get(e.act_eli)) for e in todo]
+        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="fedlex-download")
+        futures: list[Future[DownloadResult]] = [pool.submit(self._one, e, acts.get(e.act_eli)) for e in todo]
+        try:
+            results = [f.result() for f in futures]
+        except BaseException:
+            # Ctrl-C or a bug: stop queued work instead of finishing the whole batch first.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+    def _one(self, edition: CatalogEdition, act: CatalogAct | None) -> DownloadResult:
+        url = edition.file_url
+        sr = act.sr_number if act is not None else "?"
+        where = f"act {edition.act_eli} (SR {sr}) edition {edition.consolidation} [{edition.lang}] {url or '(no file)'}"
+        if url is None:
+            return DownloadResult(edition, None, None, "no_file", None)
+        try:
+            if act is None:
+                raise _Rejected("validate", f"{where}: the act is not in the catalog, nothing to check the file against")
+            entry = self.cache.lookup(url)
+            if (
+                entry is not None
+                and (entry.consolidation, entry.lang) == (edition.consolidation, edition.lang)
+                and edition.sha256 in (None, entry.sha256)
+            ):
+                return DownloadResult(edition, self.cache.content_path(entry.sha256), entry.sha256, "cached")
+            data = self._fetch(url, where)
+            sha256 = hashlib.sha256(data).hexdigest()
+            self._validate(data, sha256, edition, act, where)
+            path = self.cache.put(url, data, sha256, edition)
+        except _Rejected as exc:
+            log.warning("%s", exc)
+            return DownloadResult(edition, None, None, exc.stage, str(exc))
+        return DownloadResult(edition, path, sha256, "downloaded")
+
+    def _fetch(self, url: str, where: str) -> bytes:
+        scheme = urlsplit(url).scheme
+        if scheme == "file":
+            # The offline sample: same validation and cache, only the transport differs.
+            try:
+                return Path(url2pathname(urlsplit(url).path)).read_bytes()
+            except OSError as exc:
+                raise _Rejected("download", f"{where}: cannot read file: {exc}") from exc
+        if scheme not in ("http", "https"):
+            raise _Rejected("download", f"{where}: unsupported URL scheme {scheme!r}")
+        try:
+            response = request_with_retry(
+                self.http, "GET", url, purpose=f"download {where}", policy=self.retry, sleep=self.sleep
+            )
+        except FedlexHttpError as exc:
+            status = f"HTTP {exc.status}: " if exc.status is not None else ""
+            raise _Rejected("download", f"{where}: {status}{exc.detail}") from exc
+        if response.status_code != 200:
+            raise _Rejected("download", f"{where}: HTTP {response.status_code}")
+        return response.content
+
+    @staticmethod
+    def _validate(data: bytes, sha256: str, edition: CatalogEdition, act: CatalogAct, where: str) -> None:
+        try:
+            identity = read_identity(parse_xml(data, where), where)
+            check_identity(
+                identity, sr_number=act.sr_number, date_applicability=edition.date_applicability,
+                lang=edition.lang, where=where,
+            )
+        except AknError as exc:
+            raise _Rejected("validate", str(exc)) from exc
+        if edition.sha256 is not None and sha256 != edition.sha256:
+            raise _Rejected("validate", f"{where}: sha256 {sha256} != catalog {edition.sha256} ({len(data)} bytes)")
+
+
+def download_editions(
+    catalog: Catalog,
+    cache_dir: Path,
+    *,
+    editions: Iterable[CatalogEdition] | None = None,
+    **options,
+) -> list[DownloadResult]:
+    """One-shot convenience: every edition of `catalog` (or just `editions`) into `cache_dir`."""
+    with EditionDownloader(cache_dir, **options) as downloader:
+        return downloader.download(catalog, editions)

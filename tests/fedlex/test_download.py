@@ -1,0 +1,259 @@
+"""The edition downloader against real sample files served from 127.0.0.1 (see conftest)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from chpit_assets.fedlex.catalog import Catalog
+from chpit_assets.fedlex.download import EditionCache, EditionDownloader, download_editions
+from chpit_assets.fedlex.http import RetryPolicy
+
+from .conftest import FAST_RETRY, HTML_SHELL, SAMPLE, FakeFedlex, Reply
+
+DSG = "https://fedlex.data.admin.ch/eli/cc/2022/491"
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def downloader(tmp_path: Path, sleeps, **options) -> EditionDownloader:
+    options.setdefault("retry", FAST_RETRY)
+    options.setdefault("timeout", 5.0)
+    return EditionDownloader(tmp_path / "cache", sleep=sleeps, **options)
+
+
+def only(catalog: Catalog, consolidation: str, lang: str) -> Catalog:
+    """The catalog cut down to one edition."""
+    editions = tuple(e for e in catalog.editions if e.consolidation == consolidation and e.lang == lang)
+    assert len(editions) == 1
+    return Catalog(catalog.acts, editions)
+
+
+def path_of(fedlex: FakeFedlex, edition) -> str:
+    return edition.file_url.removeprefix(fedlex.base_url)
+
+
+def cache_files(tmp_path: Path) -> list[Path]:
+    return sorted(p for p in (tmp_path / "cache").rglob("*") if p.is_file())
+
+
+def test_downloads_validates_and_stores_by_content_hash(fedlex, served, tmp_path, sleeps):
+    with downloader(tmp_path, sleeps) as d:
+        results = d.download(served)
+    assert [r.edition for r in results] == list(served.editions)  # one result each, in catalog order
+    stages = [r.stage for r in results]
+    assert stages.count("downloaded") == 11 and stages.count("no_file") == 15 and len(stages) == 26
+    de = next(r for r in results if r.edition.consolidation == DSG + "/20250707" and r.edition.lang == "de")
+    real = SAMPLE / "cc-2022-491" / "20250707-de.xml"
+    assert de.sha256 == sha(real) == "%s" % de.path.stem
+    assert de.path == tmp_path / "cache" / "sha256" / de.sha256[:2] / f"{de.sha256}.xml"
+    assert de.path.read_bytes() == real.read_bytes() and de.error is None and de.ok
+    assert all(r.path is None and r.sha256 is None and r.error is None for r in results if r.stage == "no_file")
+    assert sum(fedlex.hits.values()) == 11  # one GET per file, none for "no file"
+
+
+def test_second_run_downloads_nothing(fedlex, served, tmp_path, sleeps):
+    first = download_editions(served, tmp_path / "cache", sleep=sleeps)
+    hits = sum(fedlex.hits.values())
+    second = download_editions(served, tmp_path / "cache", sleep=sleeps)
+    assert sum(fedlex.hits.values()) == hits == 11
+    assert [r.stage for r in second] == ["cached" if r.stage == "downloaded" else r.stage for r in first]
+    assert [(r.path, r.sha256) for r in second] == [(r.path, r.sha256) for r in first]
+
+
+def test_html_shell_with_200_is_rejected(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "fr")
+    fedlex.files[path_of(fedlex, catalog.editions[0])] = HTML_SHELL
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate" and result.path is None and result.sha256 is None
+    assert "an HTML page, not AKN XML" in result.error
+    # the message names act, SR, edition, language and url
+    for part in (DSG, "SR 235.1", DSG + "/20250707", "[fr]", catalog.editions[0].file_url):
+        assert part in result.error
+    assert cache_files(tmp_path) == []  # nothing accepted, no index entry either
+
+
+def test_truncated_xml_is_rejected(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "it")
+    path = path_of(fedlex, catalog.editions[0])
+    fedlex.files[path] = fedlex.files[path][:50_000]  # a whole response, but of a cut file
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate" and "not well-formed XML" in result.error
+    assert cache_files(tmp_path) == []
+
+
+def test_connection_dropped_mid_body_is_retried(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "it")
+    path = path_of(fedlex, catalog.editions[0])
+    fedlex.script(path, Reply(200, fedlex.files[path], truncate_to=10_000))
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps, retry=FAST_RETRY)
+    assert result.stage == "downloaded" and fedlex.hits[path] == 2 and sleeps == [0.5]
+    assert result.path.read_bytes() == fedlex.files[path]
+
+
+def test_expected_sha256_mismatch_is_a_validate_failure(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    wrong = "0" * 64
+    catalog = Catalog(catalog.acts, (replace(catalog.editions[0], sha256=wrong),))
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    actual = hashlib.sha256(fedlex.files[path_of(fedlex, catalog.editions[0])]).hexdigest()
+    assert result.stage == "validate" and f"sha256 {actual} != catalog {wrong}" in result.error
+    assert cache_files(tmp_path) == []
+
+
+def test_a_real_file_served_for_the_wrong_edition_is_rejected(fedlex, served, tmp_path, sleeps):
+    july, april = DSG + "/20250707", DSG + "/20250401"
+    catalog = only(served, july, "de")
+    april_bytes = (SAMPLE / "cc-2022-491" / "20250401-de.xml").read_bytes()
+    fedlex.files[path_of(fedlex, catalog.editions[0])] = april_bytes
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate"
+    assert "edition date 2025-04-01 != catalog 2025-07-07" in result.error and f"edition {july} [de]" in result.error
+
+
+def test_a_file_in_the_wrong_language_is_rejected(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    fedlex.files[path_of(fedlex, catalog.editions[0])] = (SAMPLE / "cc-2022-491" / "20250707-fr.xml").read_bytes()
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate" and "language 'fr' != catalog 'de'" in result.error
+
+
+def test_a_federal_gazette_text_is_not_a_consolidation(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    fedlex.files[path_of(fedlex, catalog.editions[0])] = (SAMPLE / "not-sr" / "fga-2025-2900-de.xml").read_bytes()
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate" and "not a consolidation" in result.error
+
+
+def test_404_is_a_download_failure_and_the_batch_goes_on(fedlex, served, tmp_path, sleeps):
+    broken = next(e for e in served.editions if e.consolidation == DSG + "/20250707" and e.lang == "en")
+    del fedlex.files[path_of(fedlex, broken)]
+    results = download_editions(served, tmp_path / "cache", sleep=sleeps)
+    failed = [r for r in results if not r.ok and r.stage != "no_file"]
+    assert [(r.edition, r.stage) for r in failed] == [(broken, "download")]
+    assert "HTTP 404" in failed[0].error and "[en]" in failed[0].error and broken.file_url in failed[0].error
+    assert sum(r.stage == "downloaded" for r in results) == 10
+    assert sleeps == []  # a 404 is not retried
+
+
+def test_503_then_success_and_429_with_retry_after(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    path = path_of(fedlex, catalog.editions[0])
+    fedlex.script(path, Reply(503, b"busy"), Reply(429, b"", {"Retry-After": "3"}))
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps, retry=FAST_RETRY)
+    assert result.stage == "downloaded" and fedlex.hits[path] == 3
+    assert sleeps == [0.5, 3.0]  # backoff, then the server's own wish (longer than our 1.0)
+
+
+def test_persistent_5xx_gives_up_after_the_bounded_tries(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    path = path_of(fedlex, catalog.editions[0])
+    fedlex.script(path, *[Reply(500, b"oops")] * 10)
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps, retry=FAST_RETRY)
+    assert result.stage == "download" and "HTTP 500" in result.error and "gave up after 3 tries" in result.error
+    assert fedlex.hits[path] == 3
+
+
+def test_timeouts_are_bounded(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    path = path_of(fedlex, catalog.editions[0])
+    fedlex.script(path, *[Reply(200, b"late", delay=1.0)] * 2)
+    (result,) = download_editions(
+        catalog, tmp_path / "cache", sleep=sleeps, timeout=0.1, retry=RetryPolicy(attempts=2, base_delay=0.5, jitter=0)
+    )
+    assert result.stage == "download" and "ReadTimeout" in result.error
+    assert fedlex.hits[path] == 2 and sleeps == [0.5]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_interrupted_run_leaves_only_whole_files_and_resumes(fedlex, served, tmp_path, sleeps, concurrency):
+    files = [e for e in served.editions if e.file_url]
+    victim = files[4]
+    # The connection for the fifth file dies mid-body; the operator presses Ctrl-C during the backoff.
+    fedlex.script(path_of(fedlex, victim), Reply(200, fedlex.files[path_of(fedlex, victim)], truncate_to=20_000))
+
+    def interrupt(seconds):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        download_editions(served, tmp_path / "cache", sleep=interrupt, concurrency=concurrency)
+    cache = EditionCache(tmp_path / "cache")
+    assert cache.temp_files() == []
+    kept = [p for p in (tmp_path / "cache" / "sha256").rglob("*") if p.is_file()]
+    assert all(p.suffix == ".xml" and p.stem == sha(p) for p in kept)  # whole files only: each named by its digest
+    stored = {p.stem for p in kept}
+    assert hashlib.sha256(fedlex.files[path_of(fedlex, victim)]).hexdigest() not in stored
+    if concurrency == 1:
+        assert len(stored) == 4  # exactly the four before the victim
+    before = fedlex.hits.copy()
+
+    results = download_editions(served, tmp_path / "cache", sleep=sleeps, concurrency=concurrency)
+    assert all(r.ok for r in results if r.edition.file_url)
+    assert {r.sha256 for r in results if r.stage == "cached"} == stored
+    for r in results:
+        if r.edition.file_url:
+            again = fedlex.hits[path_of(fedlex, r.edition)] - before[path_of(fedlex, r.edition)]
+            assert again == (0 if r.sha256 in stored else 1)  # nothing fetched twice
+
+
+def test_a_partial_temp_file_from_a_dead_run_is_swept_and_never_used(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    real_sha = hashlib.sha256(fedlex.files[path_of(fedlex, catalog.editions[0])]).hexdigest()
+    final = tmp_path / "cache" / "sha256" / real_sha[:2] / f"{real_sha}.xml"
+    final.parent.mkdir(parents=True)
+    stale = final.with_name(f".{final.name}.99999.deadbeef.tmp")
+    young = final.with_name(f".{final.name}.99998.cafebabe.tmp")
+    stale.write_bytes(b"<akomaNtoso")
+    young.write_bytes(b"<akomaNtoso")
+    old = time.time() - 2 * EditionCache.TEMP_STALE_AFTER
+    os.utime(stale, (old, old))
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "downloaded" and result.path == final and final.read_bytes() == fedlex.files[path_of(fedlex, catalog.editions[0])]
+    assert not stale.exists() and young.exists()  # a young one may belong to a running process
+
+
+def test_a_cached_url_claimed_by_another_edition_is_checked_again(fedlex, served, tmp_path, sleeps):
+    catalog = only(served, DSG + "/20250707", "de")
+    download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    # Same URL, now listed for the April edition: the cached file is not trusted for it.
+    april = Catalog(catalog.acts, (replace(catalog.editions[0], consolidation=DSG + "/20250401", date_applicability=catalog.editions[0].date_applicability.replace(month=4, day=1)),))
+    (result,) = download_editions(april, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate" and "edition date 2025-07-07 != catalog 2025-04-01" in result.error
+    assert fedlex.hits[path_of(fedlex, catalog.editions[0])] == 2
+
+
+def test_bounded_concurrency(fedlex, served, tmp_path, sleeps):
+    for path, body in list(fedlex.files.items()):
+        fedlex.script(path, Reply(200, body, {"Content-Type": "application/xml"}, delay=0.05))
+    results = download_editions(served, tmp_path / "cache", sleep=sleeps, concurrency=2)
+    assert sum(r.stage == "downloaded" for r in results) == 11
+    assert fedlex.max_in_flight <= 2
+
+
+def test_the_offline_sample_through_file_urls(sample_catalog, tmp_path, sleeps):
+    results = download_editions(sample_catalog, tmp_path / "cache", sleep=sleeps)
+    accepted = [r for r in results if r.ok]
+    assert len(accepted) == 11 and {r.stage for r in results} == {"downloaded", "no_file"}
+    assert all(r.sha256 == r.edition.sha256 for r in accepted)  # the sample's own digests
+    again = download_editions(sample_catalog, tmp_path / "cache", sleep=sleeps)
+    assert sum(r.stage == "cached" for r in again) == 11
+
+
+def test_a_missing_local_file_is_a_download_failure(sample_catalog, tmp_path, sleeps):
+    e = next(e for e in sample_catalog.editions if e.file_url)
+    catalog = Catalog(sample_catalog.acts, (replace(e, file_url=e.file_url + ".missing"),))
+    (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "download" and "cannot read file" in result.error
+
+
+def test_an_edition_whose_act_is_not_in_the_catalog(served, tmp_path, sleeps):
+    e = next(e for e in served.editions if e.file_url)
+    (result,) = download_editions(Catalog((), (e,)), tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate" and "act is not in the catalog" in result.error
