@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .files import jsonl_bytes, write_atomic
 
+DEFAULT_FROZEN_DIR = "frozen"  # relative to the repository root, where `make run` runs
 FREE_FIELDS: frozenset[str] = frozenset({"core", "recite_label", "recite_as_of"})
 
 

@@ -1,0 +1,48 @@
+"""Invariants of a built item set, for the asset checks: each returns the offending item ids
+(empty = holds), so a failing check names exactly which items to look at."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import date
+
+from .eligibility import has_discriminating_unit
+from .items import change_key
+
+
+def duplicate_ids(items: Sequence[Mapping]) -> list[str]:
+    """B17: ids are unique within a language."""
+    return sorted(i for i, n in Counter(i["id"] for i in items).items() if n > 1)
+
+
+def _covers(edition: Mapping, day: date) -> bool:
+    start = date.fromisoformat(edition["date_applicability"])
+    end = edition["date_end_applicability"]
+    return start <= day and (end is None or day <= date.fromisoformat(end))
+
+
+def misdated(items: Sequence[Mapping]) -> list[str]:
+    """B13: `as_of` lies inside the gold edition's validity (end inclusive) and outside the distractor's."""
+    return [
+        i["id"] for i in items
+        if not _covers(i["gold"], date.fromisoformat(i["as_of"]))
+        or _covers(i["distractor"], date.fromisoformat(i["as_of"]))
+    ]
+
+
+def without_discriminating_unit(items: Sequence[Mapping]) -> list[str]:
+    """B12: the gold text has a unit the distractor's normalised text does not contain."""
+    return [i["id"] for i in items if not has_discriminating_unit(i["gold"]["text"], i["distractor"]["text"])]
+
+
+def over_cap(items: Sequence[Mapping], frozen: Sequence[Mapping], item_cap: int, per_act_cap: int) -> list[str]:
+    """B14 on what this build added: the item cap (after the published items) and 50 changes per act.
+    Published items are kept even if a later build lowers a cap (B18), so they are not flagged."""
+    frozen_ids = {f["id"] for f in frozen}
+    new = [i for i in items if i["id"] not in frozen_ids]
+    if len(new) > max(0, item_cap - len(frozen)):
+        return [i["id"] for i in new]
+    changes = {change_key(i["act_id"], i["e_id"], i["change_date"]): i["act_id"] for i in [*frozen, *new]}
+    per_act = Counter(changes.values())
+    return [i["id"] for i in new if per_act[i["act_id"]] > per_act_cap]

@@ -1,0 +1,158 @@
+"""Benchmark builder assets (issue 4), thin wrappers over `chpit_assets.bench`.
+
+Per language (lang_partitions): act_changes -> eligible_changes -> bench_items -> core_split;
+then build_report over every built language. Outputs: ch_act_change, bench_eligible,
+bench_item, bench_stats in the store; data/build/bench-{lang}.jsonl, core-{lang}.jsonl and
+build-report.json.
+"""
+
+import hashlib
+
+import dagster as dg
+
+from chpit_assets.bench import changes, eligibility, items
+from chpit_assets.bench.build_report import build_report as make_report, write_report
+from chpit_assets.bench.core_split import CORE_SIZE
+from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR, load_frozen
+
+from ..partitions import lang_partitions
+from ..resources import ChpitStore
+
+GROUP = "bench"
+REPORT_NAME = "build-report.json"
+
+
+class EligibleConfig(dg.Config):
+    sources: list[str] = list(eligibility.DEFAULT_SOURCES)  # B2: edition sources both sides must come from
+
+
+class ItemsConfig(dg.Config):
+    build: str = "dev"                      # stamped on new items, e.g. "v2026.09"
+    seed: int = items.SEED                  # B15/B16
+    per_act_cap: int = items.PER_ACT_CAP    # B14
+    item_cap: int = items.ITEM_CAP          # B14
+    core_size: int = CORE_SIZE              # B16
+    frozen_dir: str = DEFAULT_FROZEN_DIR    # B18: the committed record of published items
+
+
+class ReportConfig(dg.Config):
+    build_date: str | None = None           # the release date; never the wall clock (byte-identical reports)
+
+
+def md_table(columns: list[str], rows: list[tuple]) -> str:
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
+    body = "".join(
+        "\n| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ⏎ ") for v in r) + " |" for r in rows
+    )
+    return head + body
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"duckdb"},
+          pool="duckdb_writer")
+def act_changes(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
+    """ch_act_change: added/removed/modified articles between consecutive parsed editions."""
+    frame = changes.build_changes(chpit.store, context.partition_key)
+    by_type = dict(sorted(frame.group_by("change_type").len().rows()))
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(_sha(frame.write_csv().encode())),
+        metadata={"changes": frame.height, **{t: by_type.get(t, 0) for t in ("added", "removed", "modified")}},
+    )
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=[act_changes], kinds={"duckdb"},
+          pool="duckdb_writer")
+def eligible_changes(
+    context: dg.AssetExecutionContext, config: EligibleConfig, chpit: ChpitStore
+) -> dg.MaterializeResult:
+    """B1-B12: the modified changes that can become items, every exclusion counted."""
+    result = eligibility.evaluate(chpit.store, context.partition_key, tuple(config.sources))
+    eligibility.write_eligible(chpit.store, result)
+    skips = [(reason, n) for reason, n in result.skips.items()]
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(_sha(result.eligible.write_csv().encode() + repr(result.stats()).encode())),
+        metadata={
+            "sources": ", ".join(result.sources),
+            "changes_considered": result.changes_considered,
+            "eligible": result.eligible.height,
+            "halves_dropped_no_discriminating_unit": result.halves_dropped_no_discriminating_unit,
+            "skips": dg.MetadataValue.md(md_table(["reason", "changes"], skips)),
+        },
+    )
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=[eligible_changes], kinds={"duckdb", "json"},
+          pool="duckdb_writer")
+def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: ChpitStore) -> dg.MaterializeResult:
+    """Items B13-B19 with core flags: data/build/bench-{lang}.jsonl and the bench_item table."""
+    lang = context.partition_key
+    settings = items.BuildSettings(config.build, config.seed, config.per_act_cap, config.item_cap, config.core_size)
+    frozen = load_frozen(config.frozen_dir, lang)
+    result = items.build_items(chpit.store, lang, settings, frozen)
+    result.stats["frozen_dir"] = config.frozen_dir
+    path = items.write_items(chpit.store, chpit.build_dir, result)
+    examples = [(i["id"], i["kind"], i["as_of"], i["question"], i["gold"]["text"][:100]) for i in result.items[:3]]
+    s = result.stats
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(_sha(path.read_bytes())),
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "items": s["items"],
+            "items_new": s["items_new"],
+            "items_published": s["items_published"],
+            "selected_changes": s["selected"],
+            "capped_changes": s["capped"],
+            "core": s["core"]["size"],
+            "examples": dg.MetadataValue.md(md_table(["id", "kind", "as_of", "question", "gold (start)"], examples)),
+        },
+    )
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=[bench_items], kinds={"json"})
+def core_split(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
+    """B16: data/build/core-{lang}.jsonl, the bench items flagged core."""
+    lang = context.partition_key
+    core = items.write_core(chpit.store, chpit.build_dir, lang)
+    path = items.core_path(chpit.build_dir, lang)
+    years: dict[str, int] = {}
+    cells: dict[tuple[str, bool], int] = {}
+    for i in core:
+        years[i["as_of"][:4]] = years.get(i["as_of"][:4], 0) + 1
+        cells[(i["kind"], i["gold_is_current"])] = cells.get((i["kind"], i["gold_is_current"]), 0) + 1
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(_sha(path.read_bytes())),
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "core": len(core),
+            "per_year": dg.MetadataValue.md(md_table(["as_of year", "items"], sorted(years.items()))),
+            "per_cell": dg.MetadataValue.md(
+                md_table(["kind", "gold_is_current", "items"], [(*k, n) for k, n in sorted(cells.items())])
+            ),
+        },
+    )
+
+
+@dg.asset(group_name=GROUP, deps=[core_split], kinds={"json"})
+def build_report(context: dg.AssetExecutionContext, config: ReportConfig, chpit: ChpitStore) -> dg.MaterializeResult:
+    """data/build/build-report.json over every built language."""
+    report = make_report(chpit.store, config.build_date)
+    path = chpit.build_dir / REPORT_NAME
+    write_report(path, report)
+    rows = [
+        (lang, report[lang]["changes_considered"], report[lang]["selected"], report[lang]["items"],
+         report[lang]["core"]["size"], *report[lang]["skips"].values())
+        for lang in report["languages"]
+    ]
+    columns = ["lang", "considered", "selected", "items", "core", *report["skip_reasons"]]
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(_sha(path.read_bytes())),
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "build": report["build"],
+            "languages": ", ".join(report["languages"]),
+            "counts": dg.MetadataValue.md(md_table(columns, rows)),
+        },
+    )

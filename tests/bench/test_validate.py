@@ -1,0 +1,41 @@
+"""The invariants behind the asset checks flag exactly the bad items."""
+
+from chpit_assets.bench.validate import duplicate_ids, misdated, over_cap, without_discriminating_unit
+
+from .conftest import long_text
+
+
+def item(id_, as_of="2024-12-31", gold=("2023-01-01", "2024-12-31"), distractor=("2025-01-01", None),
+         gold_text=long_text("Die Frist beträgt 30 Tage ab Zustellung des Entscheids."),
+         distractor_text=long_text("Die Frist beträgt 60 Tage ab Zustellung des Entscheids."), act_id=1, e_id="art_1"):
+    return {"id": id_, "as_of": as_of, "act_id": act_id, "e_id": e_id, "change_date": "2025-01-01",
+            "gold": {"date_applicability": gold[0], "date_end_applicability": gold[1], "text": gold_text},
+            "distractor": {"date_applicability": distractor[0], "date_end_applicability": distractor[1],
+                           "text": distractor_text}}
+
+
+def test_duplicate_ids():
+    assert duplicate_ids([item("a"), item("b"), item("a")]) == ["a"]
+
+
+def test_misdated_items():
+    good = item("ok")
+    outside_gold = item("late", as_of="2025-01-01")                       # the distractor's first day
+    gold_end_inclusive = item("last", as_of="2024-12-31", gold=("2023-01-01", "2024-12-31"))
+    overlapping = item("both", distractor=("2024-12-31", None))
+    assert misdated([good, outside_gold, gold_end_inclusive, overlapping]) == ["late", "both"]
+
+
+def test_items_without_discriminating_unit():
+    shorter = long_text("Die Frist beträgt 30 Tage.")
+    longer = long_text("Die Frist beträgt 30 Tage.", "Sie kann einmal um zehn Tage verlängert werden.")
+    assert without_discriminating_unit([item("ok"), item("del", gold_text=shorter, distractor_text=longer)]) == ["del"]
+
+
+def test_over_cap_ignores_published_items():
+    frozen = [item(f"f{n}", e_id=f"art_{n}") for n in range(3)]
+    new = [item(f"n{n}", e_id=f"art_{10 + n}") for n in range(2)]
+    assert over_cap(frozen + new, frozen, item_cap=5, per_act_cap=50) == []
+    assert over_cap(frozen + new, frozen, item_cap=4, per_act_cap=50) == ["n0", "n1"]
+    assert over_cap(frozen + new, frozen, item_cap=9, per_act_cap=4) == ["n0", "n1"]
+    assert over_cap(frozen, frozen, item_cap=1, per_act_cap=1) == []  # a lowered cap never flags published items
