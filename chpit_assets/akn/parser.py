@@ -11,7 +11,14 @@ article it would merge into the first sentence unit.
 Verbatim means: characters as Fedlex publishes them, soft hyphens and no-break
 spaces included. Only what is not wording is left out: footnotes
 (`authorialNote`, which sit mid-word and inside `<num>`), layout placeholders
-(`[tab]`) and the XML's own indentation (runs of ASCII whitespace become one space).
+(`[tab]`), the XML's own indentation (runs of ASCII whitespace become one
+space) and white space at the ends of a line (Fedlex puts a no-break space
+between a paragraph number and its text in some editions and not in others).
+
+How: one XSLT pass (libxslt, in C) flattens every article of the body into a
+string with private-use separators; Python then only splits it. Walking the tree
+element by element from Python cost five times the XML parse itself; this keeps
+extraction within about 2x of a bare parse (benchmarks/bench_parse.py).
 """
 
 from __future__ import annotations
@@ -22,20 +29,57 @@ from dataclasses import dataclass
 from lxml import etree
 
 from .errors import AknError
-from .identity import AKN_NS, EditionIdentity, parse_xml, read_identity
+from .identity import EditionIdentity, parse_xml, read_identity
 
 PARSER_VERSION = "1"
 """Bump when the text layout changes: stored editions parsed by another version are re-parsed."""
 
-_NS = "{" + AKN_NS + "}"
-_SKIP = {_NS + "authorialNote", _NS + "placeholder"}
-# Containers whose children are blocks; everything else inside a block is inline text.
-_CONTAINERS = {
-    _NS + t
+# Separators the stylesheet writes (Unicode private use: never Fedlex text, and not white space to str.strip).
+_ARTICLE, _FIELD, _LINE, _NUM, _END, _CELL = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"
+_SEPARATOR_LEAD = "\ue000".encode("utf-8")[:2]  # UTF-8 lead bytes shared by U+E000..U+E03F
+_SEPARATORS = re.compile("[\ue000-\ue005]")
+
+_CONTAINERS = "|".join(
+    f"a:{t}"
     for t in ("content", "intro", "wrapUp", "subdivision", "hcontainer", "level", "section", "list", "container",
-              "div", "subparagraph", "point", "alinea", "blockContainer")
-}
-_ASCII_SPACE = re.compile(r"[ \t\r\n]+")
+              "div", "subparagraph", "point", "alinea", "blockContainer", "blockList", "transitional")
+)
+_STYLESHEET = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:a="http://docs.oasis-open.org/legaldocml/ns/akn/3.0">
+  <xsl:output method="text" encoding="UTF-8"/>
+  <xsl:template match="/">
+    <xsl:for-each select="/a:akomaNtoso/a:act/a:body//a:article">
+      <xsl:text>&#xE000;</xsl:text><xsl:value-of select="@eId"/>
+      <xsl:text>&#xE001;</xsl:text><xsl:apply-templates select="a:num" mode="inline"/>
+      <xsl:text>&#xE001;</xsl:text><xsl:apply-templates select="a:heading" mode="inline"/>
+      <xsl:text>&#xE001;</xsl:text><xsl:apply-templates select="*[not(self::a:num or self::a:heading)]" mode="block"/>
+    </xsl:for-each>
+  </xsl:template>
+  <!-- Not wording: footnotes (their tail, the running text, is kept) and layout placeholders. -->
+  <xsl:template match="a:authorialNote|a:placeholder" mode="inline"/>
+  <xsl:template match="a:authorialNote|a:placeholder" mode="block"/>
+  <xsl:template match="a:br" mode="inline"><xsl:text> </xsl:text></xsl:template>
+  <!-- A paragraph or list item: its number, then its blocks; the number joins the first line in Python. -->
+  <xsl:template match="a:paragraph|a:item" mode="block">
+    <xsl:text>&#xE002;&#xE003;</xsl:text><xsl:apply-templates select="a:num" mode="inline"/>
+    <xsl:apply-templates select="*[not(self::a:num)]" mode="block"/>
+    <xsl:text>&#xE002;&#xE004;</xsl:text>
+  </xsl:template>
+  <xsl:template match="{_CONTAINERS}" mode="block"><xsl:apply-templates select="*" mode="block"/></xsl:template>
+  <xsl:template match="a:table" mode="block">
+    <xsl:for-each select=".//a:tr">
+      <xsl:text>&#xE002;</xsl:text>
+      <xsl:for-each select="a:td|a:th">
+        <xsl:if test="position() &gt; 1"><xsl:text>&#xE005;</xsl:text></xsl:if>
+        <xsl:apply-templates mode="inline"/>
+      </xsl:for-each>
+    </xsl:for-each>
+  </xsl:template>
+  <!-- p, listIntroduction, a subdivision's heading, anything else: one line of its inline text. -->
+  <xsl:template match="*" mode="block"><xsl:text>&#xE002;</xsl:text><xsl:apply-templates mode="inline"/></xsl:template>
+</xsl:stylesheet>"""
+_FLATTEN = etree.XSLT(etree.XML(_STYLESHEET.encode("utf-8")))
+
 _ARTICLE_PREFIX = re.compile(r"^(?:art(?:icle|ikel|icolo|g)?\.?|§)\s*", re.IGNORECASE)
 # "5", "5a", "268a bis", "179decies", "2quater": a number, optional letters, optional latin suffix words.
 _ARTICLE_NUMBER = re.compile(r"^\d+[a-z]*(?: [a-z]+){0,2}$")
@@ -59,39 +103,61 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
     """Parse one consolidated edition. Raises an AknError subclass naming `where` on bad input."""
     root = parse_xml(data, where)
     identity = read_identity(root, where)
-    body = root.find(f"./{_NS}act/{_NS}body")
-    if body is None:
+    if _SEPARATOR_LEAD in data and _SEPARATORS.search(data.decode("utf-8", "replace")):
+        raise AknError(where, "contains Unicode private-use characters U+E000..U+E005 (reserved by the parser)")
+    if root.find("./{*}act/{*}body") is None:
         raise AknError(where, "no act/body element")
     articles = []
     seen: set[str] = set()
-    for article in body.iter(_NS + "article"):
-        e_id = article.get("eId")
+    for record in _collapse_ascii_space(str(_FLATTEN(root))).split(_ARTICLE)[1:]:
+        e_id, num, heading, body = record.split(_FIELD, 3)
         if not e_id:
-            raise AknError(where, f"an <article> without eId (line {article.sourceline})")
+            raise AknError(where, "an <article> without eId")
         if e_id in seen:
             raise AknError(where, f"duplicate article eId {e_id!r}")
         seen.add(e_id)
-        articles.append(_article(article, e_id))
+        articles.append(
+            Article(
+                e_id=e_id,
+                article_number=_article_number(num.strip(), e_id),
+                heading=heading.strip() or None,
+                text=_lines(body),
+            )
+        )
     if not articles:
         raise AknError(where, "no articles in the body")
     return ParsedEdition(identity, tuple(articles))
 
 
-def _article(article: etree._Element, e_id: str) -> Article:
-    num_el = article.find(_NS + "num")
-    heading_el = article.find(_NS + "heading")
+def _collapse_ascii_space(text: str) -> str:
+    # str.replace runs in C; a regex over the whole edition costs as much as the XSLT pass itself.
+    text = text.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text
+
+
+def _lines(body: str) -> str:
+    """Join the flattened blocks of one article into its text; numbers join their first line."""
     lines: list[str] = []
-    for child in article:
-        if child is num_el or child is heading_el:
+    pending = ""  # numbers not yet placed: "5", or "5 a." for an item that opens its paragraph
+    for piece in body.split(_LINE):
+        if piece.startswith(_NUM):
+            number = piece[1:].strip()
+            pending = f"{pending} {number}" if pending and number else pending or number
             continue
-        _block(child, lines)
-    heading = _inline(heading_el) if heading_el is not None else ""
-    return Article(
-        e_id=e_id,
-        article_number=_article_number(_inline(num_el) if num_el is not None else "", e_id),
-        heading=heading or None,
-        text="\n".join(line for line in lines if line),
-    )
+        if piece == _END:
+            if pending:  # a numbered element with no text of its own
+                lines.append(pending)
+                pending = ""
+            continue
+        if _CELL in piece:
+            piece = "\t".join(cell.strip() for cell in piece.split(_CELL))
+        line = piece.strip()
+        if line:
+            lines.append(f"{pending} {line}" if pending else line)
+            pending = ""
+    return "\n".join(lines)
 
 
 def _article_number(num_text: str, e_id: str) -> str | None:
@@ -104,66 +170,3 @@ def _article_number(num_text: str, e_id: str) -> str | None:
         head, *rest = last[4:].split("_")
         candidate = head + "".join(rest[:1]) + "".join(" " + r for r in rest[1:])
     return candidate if _ARTICLE_NUMBER.match(candidate) else None
-
-
-def _block(el: etree._Element, lines: list[str]) -> None:
-    """Append the lines of one block-level element."""
-    tag = el.tag
-    if not isinstance(tag, str) or tag in _SKIP:
-        return
-    if tag == _NS + "paragraph":
-        _numbered(el, lines)
-    elif tag == _NS + "blockList":
-        for child in el:
-            if child.tag == _NS + "listIntroduction" or child.tag == _NS + "listWrapUp":
-                lines.append(_inline(child))
-            elif child.tag == _NS + "item":
-                _numbered(child, lines)
-            else:
-                _block(child, lines)
-    elif tag == _NS + "table":
-        for row in el.iter(_NS + "tr"):
-            cells = [_inline(cell) for cell in row if cell.tag in (_NS + "td", _NS + "th")]
-            if any(cells):
-                lines.append("\t".join(cells))
-    elif tag in _CONTAINERS:
-        for child in el:
-            _block(child, lines)
-    else:
-        # p, heading of a subdivision, and anything unknown: one line of its inline text.
-        lines.append(_inline(el))
-
-
-def _numbered(el: etree._Element, lines: list[str]) -> None:
-    """A paragraph or list item: its number, a space and its first line; later blocks on lines of their own."""
-    num_el = el.find(_NS + "num")
-    num = _inline(num_el) if num_el is not None else ""
-    own: list[str] = []
-    for child in el:
-        if child is not num_el:
-            _block(child, own)
-    own = [line for line in own if line]
-    if num:
-        own = [f"{num} {own[0]}" if own else num] + own[1:]
-    lines.extend(own)
-
-
-def _inline(el: etree._Element) -> str:
-    parts: list[str] = []
-    _collect(el, parts)
-    # Interior no-break spaces are wording ("Art.\u00a024"); at a line's ends they are typesetting
-    # (Fedlex puts one between a paragraph number and its text in some editions, not in others).
-    return _ASCII_SPACE.sub(" ", "".join(parts)).strip()
-
-
-def _collect(el: etree._Element, parts: list[str]) -> None:
-    if el.text and el.tag not in _SKIP:
-        parts.append(el.text)
-    for child in el:
-        if isinstance(child.tag, str) and child.tag not in _SKIP:
-            if child.tag == _NS + "br":
-                parts.append(" ")
-            _collect(child, parts)
-        # A footnote's or placeholder's tail is running text: "Wort<authorialNote/>teil" -> "Wortteil".
-        if child.tail:
-            parts.append(child.tail)
