@@ -52,7 +52,7 @@ def test_downloads_validates_and_stores_by_content_hash(fedlex, served, tmp_path
     assert stages.count("downloaded") == 11 and stages.count("no_file") == 15 and len(stages) == 26
     de = next(r for r in results if r.edition.consolidation == DSG + "/20250707" and r.edition.lang == "de")
     real = SAMPLE / "cc-2022-491" / "20250707-de.xml"
-    assert de.sha256 == sha(real) == "%s" % de.path.stem
+    assert de.sha256 == sha(real) == de.path.stem
     assert de.path == tmp_path / "cache" / "sha256" / de.sha256[:2] / f"{de.sha256}.xml"
     assert de.path.read_bytes() == real.read_bytes() and de.error is None and de.ok
     assert all(r.path is None and r.sha256 is None and r.error is None for r in results if r.stage == "no_file")

@@ -29,9 +29,9 @@ from .conftest import (
     SR_TYPE,
     STATUS,
     WAF_PAGE,
+    XSD_DATE,
     FakeFedlex,
     Reply,
-    date_lit,
     filestore_path,
     lit,
     uri,
@@ -368,7 +368,7 @@ def test_retry_after_as_http_date():
 
 def test_dates_with_timezone_and_typed_literal_json(fedlex, served, sleeps):
     for row in fedlex.graph.editions:
-        row["date"] = {"type": "typed-literal", "value": row["date"]["value"] + "+02:00", "datatype": date_lit("")["datatype"]}
+        row["date"] = {"type": "typed-literal", "value": row["date"]["value"] + "+02:00", "datatype": XSD_DATE}
     with client(fedlex, sleeps) as c:
         assert same(c.fetch_catalog(), served)
 
