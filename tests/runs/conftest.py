@@ -30,7 +30,7 @@ def build_sample(root: Path) -> SampleBuild:
     """Ingest the shipped Fedlex sample and run the builder over it, as the assets do."""
     from chpit_assets.bench.changes import build_changes
     from chpit_assets.bench.eligibility import evaluate, write_eligible
-    from chpit_assets.bench.items import BuildSettings, build_items, write_items
+    from chpit_assets.bench.items import BuildSettings, build_items, write_core, write_items
     from chpit_assets.corpus.ingest import ingest_language
     from chpit_assets.fedlex.catalog import load_sample_catalog
 
@@ -43,6 +43,7 @@ def build_sample(root: Path) -> SampleBuild:
         write_eligible(store, evaluate(store, lang, ("fedlex",)))
         path = write_items(store, root / "build", build_items(store, lang, BuildSettings(), []))
         items[lang] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        write_core(store, root / "build", lang)
     return SampleBuild(store, root / "build", items)
 
 

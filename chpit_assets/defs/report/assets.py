@@ -1,0 +1,40 @@
+"""scored_results (every system and language) -> report: data/report/report.{md,json,html} (R4)."""
+
+
+import hashlib
+from pathlib import Path
+
+import dagster as dg
+
+from chpit_assets.report import build_report, to_markdown, write_report
+from chpit_assets.runs.runner import read_jsonl
+
+from ..resources import ChpitStore
+from ..runs.assets import scored_results
+
+SCORED_SUFFIX = ".scored.jsonl"
+
+
+def collect_scored(results_dir: Path) -> dict[str, list[dict]]:
+    """{system key: scored lines of every language} from `{system}/{lang}.scored.jsonl`, in sorted path order."""
+    scored: dict[str, list[dict]] = {}
+    for path in sorted(Path(results_dir).rglob(f"*{SCORED_SUFFIX}")):
+        system_key = path.parent.relative_to(results_dir).as_posix()
+        scored.setdefault(system_key, []).extend(read_jsonl(path))
+    return scored
+
+
+@dg.asset(group_name="report", deps=[scored_results], kinds={"html", "json"})
+def report(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
+    """The headline table (the card's columns), rows per (language, system, kind), the tools report."""
+    tables = build_report(collect_scored(chpit.results_dir))
+    paths = write_report(tables, chpit.report_dir)
+    markdown = to_markdown(tables)
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(hashlib.sha256(markdown.encode()).hexdigest()[:16]),
+        metadata={
+            "report": dg.MetadataValue.md(markdown),
+            "systems": len(tables["systems"]),
+            **{f"path_{k}": dg.MetadataValue.path(str(p)) for k, p in paths.items()},
+        },
+    )

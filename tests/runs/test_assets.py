@@ -1,0 +1,81 @@
+"""The Dagster layer on the real sample build: oracle gate + blocking check, results and scored
+results per (system, lang), the report; a failing oracle stops everything downstream."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+
+import dagster as dg
+import pytest
+
+from chpit_assets.defs.resources import ChpitStore, FedlexSource
+from chpit_assets.defs.runs.pipeline import run_benchmark
+from chpit_assets.runs.errors import UnknownSystemError
+
+from .conftest import TODAY
+
+
+def _defs(data_dir) -> dg.Definitions:
+    from chpit_assets import defs as defs_package
+
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+    return dg.Definitions(
+        assets=dg.load_assets_from_package_module(defs_package),
+        asset_checks=dg.load_asset_checks_from_package_module(defs_package),
+        resources={"chpit": ChpitStore(data_dir=str(data_dir)), "fedlex": FedlexSource()},
+    )
+
+
+def _copy(sample, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(sample.store.path, data / "chpit.duckdb")
+    shutil.copytree(sample.build_dir, data / "build")
+    return data
+
+
+RUN_CONFIG = {"ops": {"results": {"config": {"today": TODAY.isoformat()}}}}
+
+
+def test_oracle_and_recite_through_dagster_to_the_report(sample, tmp_path):
+    data = _copy(sample, tmp_path)
+    lines: list[str] = []
+    with dg.instance_for_test() as instance:
+        assert run_benchmark(_defs(data), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lines.append)
+        assert set(instance.get_dynamic_partitions("systems")) == {"oracle", "recite"}
+    n = len(sample.items["de"])
+    oracle = [json.loads(l) for l in (data / "results" / "oracle" / "de.scored.jsonl").read_text().splitlines()]
+    assert len(oracle) == n and {l["verdict"]["label"] for l in oracle} == {"grounded_correct"}
+    assert (data / "results" / "oracle" / "fr.scored.jsonl").read_text() == ""  # no French changes: passes vacuously
+    report = json.loads((data / "report" / "report.json").read_text())
+    recite = next(h for h in report["headline"] if h["system"] == "recite")
+    assert recite["n"] == n and recite["recite_easy_correct_pct"] == 100.0 and recite["date_sensitive_correct_pct"] == 0.0
+    assert (data / "report" / "report.html").exists() and "oracle_gate: passed" in lines[0]
+
+
+def test_a_failing_oracle_blocks_results_and_report(sample, tmp_path):
+    data = _copy(sample, tmp_path)
+    core = data / "build" / "core-de.jsonl"
+    items = [json.loads(l) for l in core.read_text().splitlines()]
+    items[0]["e_id"] = "art_13_a" if items[0]["e_id"] != "art_13_a" else "art_5"  # the oracle now quotes another article
+    core.write_text("".join(json.dumps(i) + "\n" for i in items))
+    lines: list[str] = []
+    with dg.instance_for_test() as instance:
+        assert not run_benchmark(_defs(data), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lines.append)
+        check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+            [dg.AssetCheckKey(dg.AssetKey("oracle_gate"), "oracle_scores_one")])
+        evaluation = next(iter(check.values())).event.dagster_event.event_specific_data
+        assert evaluation.passed is False
+        assert "de: " in evaluation.metadata["failures"].value
+    assert lines == [lines[0]] and "FAILED" in lines[0]
+    assert not (data / "results" / "recite").exists() and not (data / "report").exists()
+
+
+def test_unknown_system_keys_never_reach_the_partition_axis(tmp_path):
+    with dg.instance_for_test() as instance:
+        with pytest.raises(UnknownSystemError):
+            run_benchmark(_defs(tmp_path), instance, ("oracle", "gpt/summarise"), ("de",), echo=lambda s: None)
+        assert instance.get_dynamic_partitions("systems") == []
