@@ -61,6 +61,12 @@ WITH c AS (
     FROM ch_act_change ch JOIN ch_act a USING (act_id)
     WHERE ch.lang = $lang AND ch.change_type = 'modified' AND a.enforcement_status = 0
 ),
+nums AS (
+    SELECT version_id, article_number, count(*) AS n FROM ch_act_article
+    WHERE article_number IS NOT NULL
+      AND version_id IN (SELECT old_version_id FROM c UNION SELECT new_version_id FROM c)
+    GROUP BY version_id, article_number
+),
 alias AS (
     SELECT act_id, arg_min(abbr, (CASE source WHEN 'curated' THEN 0 ELSE 1 END, abbr)) AS abbr
     FROM ch_act_alias WHERE lang = $lang AND trim(abbr) <> '' GROUP BY act_id
@@ -72,17 +78,17 @@ SELECT
     ov.date_end_applicability AS old_end,
     oa.article_number AS old_number, na.article_number AS new_number,
     oa.text AS old_text, na.text AS new_text,
-    EXISTS (
-        SELECT 1 FROM ch_act_article x
-        WHERE x.version_id IN (c.old_version_id, c.new_version_id) AND x.e_id <> c.e_id
-          AND x.article_number IN (oa.article_number, na.article_number)
-    ) AS number_shared
+    -- Another e_id with the same number in either edition (own row counts once in each; a number
+    -- that differs between the editions is ambiguous anyway, see _reason).
+    coalesce(onum.n, 0) > 1 OR coalesce(nnum.n, 0) > 1 AS number_shared
 FROM c
 JOIN ch_act a USING (act_id)
 JOIN ch_act_version ov ON ov.version_id = c.old_version_id
 JOIN ch_act_version nv ON nv.version_id = c.new_version_id
 JOIN ch_act_article oa ON oa.version_id = c.old_version_id AND oa.e_id = c.e_id
 JOIN ch_act_article na ON na.version_id = c.new_version_id AND na.e_id = c.e_id
+LEFT JOIN nums onum ON onum.version_id = c.old_version_id AND onum.article_number = na.article_number
+LEFT JOIN nums nnum ON nnum.version_id = c.new_version_id AND nnum.article_number = na.article_number
 LEFT JOIN alias ON alias.act_id = c.act_id
 ORDER BY c.act_id, c.e_id, c.change_date, c.new_version_id
 """
