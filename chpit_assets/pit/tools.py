@@ -48,7 +48,7 @@ SWISS_TZ = ZoneInfo("Europe/Zurich")
 # --------------------------------------------------------------------------- errors
 
 
-class PitError(LookupError):
+class PitError(Exception):
     """A tool call that cannot be answered; `context` names the SR number/act, article, lang and date."""
 
     code: ClassVar[str] = "pit_error"
@@ -62,7 +62,7 @@ class PitError(LookupError):
         return {"error": {"code": self.code, "message": self.message, **_jsonable(self.context)}}
 
 
-class InvalidArgument(PitError):
+class InvalidArgument(PitError, ValueError):
     code = "invalid_argument"
 
 
@@ -430,6 +430,9 @@ class PitTools:
 
     @contextmanager
     def session(self) -> Iterator[PitTools]:
+        if self._session is not None:      # nested: the outer session's connection serves
+            yield self
+            return
         with self.store.connect(read_only=True) as con:
             self._session = con
             try:

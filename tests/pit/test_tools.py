@@ -173,8 +173,12 @@ def test_oracle_errors(tools):
 def test_session_shares_one_connection_with_identical_answers(tools):
     alone = tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict()
     with tools.session():
+        shared = tools._session
+        assert shared is not None
         assert tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict() == alone
-        assert tools._session is not None
+        with tools.session():                      # nested: same connection, still open afterwards
+            assert tools._session is shared
+        assert tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict() == alone
     assert tools._session is None
 
 
