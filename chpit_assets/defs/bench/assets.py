@@ -71,7 +71,6 @@ def eligible_changes(
     """B1-B12: the modified changes that can become items, every exclusion counted."""
     result = eligibility.evaluate(chpit.store, context.partition_key, tuple(config.sources))
     eligibility.write_eligible(chpit.store, result)
-    skips = [(reason, n) for reason, n in result.skips.items()]
     return dg.MaterializeResult(
         data_version=dg.DataVersion(_sha(result.eligible.write_csv().encode() + repr(result.stats()).encode())),
         metadata={
@@ -79,7 +78,7 @@ def eligible_changes(
             "changes_considered": result.changes_considered,
             "eligible": result.eligible.height,
             "halves_dropped_no_discriminating_unit": result.halves_dropped_no_discriminating_unit,
-            "skips": dg.MetadataValue.md(md_table(["reason", "changes"], skips)),
+            "skips": dg.MetadataValue.md(md_table(["reason", "changes"], list(result.skips.items()))),
         },
     )
 
