@@ -153,5 +153,5 @@ def local_model():
     """The real SmolLM2-135M server, started once per session (issue 5 point 4)."""
     from chpit_assets.runs.local_model import LocalModelServer
 
-    with LocalModelServer() as server:
+    with LocalModelServer(parallel=2) as server:  # two slots: the two-worker test runs in parallel
         yield server

@@ -77,8 +77,9 @@ class ModelEndpoint(dg.ConfigurableResource):
             return
         from chpit_assets.runs.local_model import LocalModelServer
 
-        with LocalModelServer() as server:
-            yield {slug: EndpointConfig(server.base_url, self.model or server.model, **settings)}
+        # One llama.cpp slot per worker, so parallel workers really run in parallel.
+        with LocalModelServer(parallel=max(1, self.workers)) as server:
+            yield {slug: EndpointConfig(f"{server.base_url}/v1", self.model or server.model, **settings)}
 
 
 class RunsConfig(dg.Config):
