@@ -17,24 +17,30 @@ from chpit_assets.defs.partitions import BENCH_LANGS
 from chpit_assets.fedlex.catalog import LANGS
 
 
+DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def run(langs: list[str]) -> int:
+def run(langs: list[str], systems: list[str]) -> int:
     from chpit_assets.definitions import defs
+    from chpit_assets.defs.runs.pipeline import run_benchmark
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = dg.DagsterInstance.get()
-    job = defs.resolve_job_def("corpus")
-    for lang in langs:
-        result = job.execute_in_process(
-            instance=instance, partition_key=lang, raise_on_error=False, run_config=_QUIET
+    steps = [("build", lang) for lang in langs] + [("build_report_job", None)]
+    for job_name, partition in steps:
+        result = defs.resolve_job_def(job_name).execute_in_process(
+            instance=instance, partition_key=partition, raise_on_error=False, run_config=_QUIET
         )
-        status = "ok" if result.success else "FAILED"
-        print(f"corpus [{lang}]: {status} (run {result.run_id})", flush=True)
+        label = f"{job_name} [{partition}]" if partition else job_name
+        print(f"{label}: {'ok' if result.success else 'FAILED'} (run {result.run_id})", flush=True)
         if not result.success:
             return 1
+    bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
+    if not run_benchmark(defs, instance, systems, bench_langs, run_config=_QUIET):
+        return 1
+    print("outputs: data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}")
     return 0
 
 
@@ -43,12 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="materialise the pipeline for the given languages")
     run_parser.add_argument("--langs", default=",".join(LANGS), help=f"comma-separated (default: all; CH-PiT publishes {','.join(BENCH_LANGS)})")
+    run_parser.add_argument(
+        "--systems",
+        default=",".join(DEFAULT_RUN_SYSTEMS),
+        help="comma-separated system keys: oracle, recite, <model-slug>/{closed,current,pit,agentic}",
+    )
     args = parser.parse_args(argv)
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     unknown = sorted(set(langs) - set(LANGS))
     if unknown:
         parser.error(f"unknown language(s) {unknown}; known: {list(LANGS)}")
-    return run(langs)
+    return run(langs, [s.strip() for s in args.systems.split(",") if s.strip()])
 
 
 if __name__ == "__main__":

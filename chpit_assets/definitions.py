@@ -15,7 +15,14 @@ def build_definitions() -> dg.Definitions:
     return dg.Definitions(
         assets=assets,
         asset_checks=checks,
-        jobs=[dg.define_asset_job("corpus", selection=dg.AssetSelection.groups("fedlex"))],
+        jobs=[
+            # Per language: Fedlex -> parsed articles -> changes -> items -> core split.
+            dg.define_asset_job(
+                "build", selection=dg.AssetSelection.groups("fedlex", "bench") - dg.AssetSelection.assets("build_report")
+            ),
+            # Across languages: build-report.json.
+            dg.define_asset_job("build_report_job", selection=dg.AssetSelection.assets("build_report")),
+        ],
         resources={
             "chpit": ChpitStore(data_dir=dg.EnvVar("CHPIT_DATA_DIR").get_value("data")),
             "fedlex": FedlexSource(),
