@@ -21,12 +21,10 @@ REQUEST = {
 }
 
 
-@pytest.fixture(scope="module")
-def llm():
-    # One thread: the two cores are shared with the rest of the suite, and llama.cpp's second thread then
-    # spins at barriers waiting for a descheduled peer (measured 3x slower under load than one thread).
-    with LocalModelServer(threads=1, parallel=1, ctx_size=2048) as server:
-        yield server
+@pytest.fixture
+def llm(local_model):
+    """The session's one model server (tests/runs/conftest.py)."""
+    return local_model
 
 
 def _chat(llm: LocalModelServer) -> tuple[dict, float]:
