@@ -557,3 +557,66 @@ def _acts(params: Params, templates: list[Template], sample_dir: Path, out: Path
     inherited = templates if ctx.get_start_method() == "fork" else None
     with ctx.Pool(workers, initializer=_worker_init, initargs=(params, inherited, sample_dir, out)) as pool:
         yield from pool.imap(_worker_act, range(params.acts), chunksize=4)
+
+
+# --- a new edition arriving (the incremental-rebuild scenario) -------------------------------------------------
+
+
+def append_edition(out: Path, act_eli: str, day: date, shape: str = "word_changed") -> dict:
+    """Add one edition of `act_eli` dated `day` to the corpus in `out`, in every language the act has:
+    its latest edition's files with one article amended by `shape` (the same article in each language),
+    the previous edition closed the day before, the catalog rewritten. Returns the manifest line (one per
+    language is appended to manifest.jsonl)."""
+    out = Path(out)
+    if not (out / MARKER).is_file():
+        raise SyntheticError(f"{out} is not a synthetic corpus (no {MARKER})")
+    catalog = json.loads((out / "catalog.json").read_text(encoding="utf-8"))
+    act = next((a for a in catalog["acts"] if a["eli"] == act_eli), None)
+    if act is None:
+        raise SyntheticError(f"{act_eli} is not in {out}/catalog.json")
+    langs = sorted({e["lang"] for e in act["editions"]})
+    latest = {lang: max((e for e in act["editions"] if e["lang"] == lang and e["file"]),
+                        key=lambda e: e["date_applicability"]) for lang in langs}
+    if any(date.fromisoformat(e["date_applicability"]) >= day for e in act["editions"]):
+        raise SyntheticError(f"{act_eli} already has an edition on or after {day}")
+    new_cons = f"{act_eli}/{day:%Y%m%d}"
+    roots = {lang: etree.parse(str(out / latest[lang]["file"])).getroot() for lang in langs}
+    first = roots[langs[0]]
+    target = next((a.get("eId") for a in first.iter(_ARTICLE)
+                   if all(ARTICLE_SHAPES[shape].can(r.find(f".//{_ARTICLE}[@eId='{a.get('eId')}']"))
+                          for r in roots.values())), None)
+    if target is None:
+        raise SyntheticError(f"no article of {act_eli} can take {shape}")
+    occasion = Occasion(day - timedelta(days=90), day, 1)
+    lines = []
+    for lang, root in roots.items():
+        old_cons, old_day = latest[lang]["consolidation"], date.fromisoformat(latest[lang]["date_applicability"])
+        for el in root.iter(q("FRBRthis"), q("FRBRuri")):
+            el.set("value", el.get("value").replace(old_cons, new_cons))
+        for el in root.iter(q("FRBRdate")):
+            if el.get("name") == "jolux:dateApplicability":
+                el.set("date", day.isoformat())
+        stand = root.find(f"./{q('act')}/{q('preface')}")[-1]
+        stand.text = (stand.text or "").replace(_day(old_day), _day(day))
+        article = root.find(f".//{_ARTICLE}[@eId='{target}']")
+        detail = ARTICLE_SHAPES[shape].apply(article, random.Random(f"append:{new_cons}:{lang}"), lang, occasion)
+        data = b'<?xml version="1.0" encoding="UTF-8"?>\n' + etree.tostring(root, encoding="utf-8")
+        rel = f"{Path(latest[lang]['file']).parent}/{day:%Y%m%d}-{lang}.xml"
+        (out / rel).write_bytes(data)
+        for e in act["editions"]:
+            if e["lang"] == lang and e["date_end_applicability"] is None:
+                e["date_end_applicability"] = (day - timedelta(days=1)).isoformat()
+        act["editions"].append({
+            "consolidation": new_cons, "lang": lang, "date_applicability": day.isoformat(),
+            "date_end_applicability": None, "file": rel, "sha256": hashlib.sha256(data).hexdigest(),
+        })
+        lines.append({"act": act_eli, "sr_number": act["sr_number"], "lang": lang, "shape": shape, "e_id": target,
+                      "expect": EXPECTED_CHANGE[shape], "edition": new_cons, "observed_in": new_cons,
+                      "detail": detail})
+    tmp = out / ".catalog.json.tmp"
+    tmp.write_text(json.dumps(catalog, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, out / "catalog.json")
+    with (out / "manifest.jsonl").open("a", encoding="utf-8") as manifest:
+        for line in lines:
+            manifest.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
+    return lines[0]

@@ -5,9 +5,12 @@ ch_act_change (or, for the catalog-only shapes, in the catalog and the store).""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from chpit_assets.akn.parser import parse_edition
@@ -21,7 +24,7 @@ from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import load_sample_catalog
 from chpit_assets.synthetic import is_synthetic_eli, is_synthetic_sr
 from chpit_assets.synthetic.amendments import CATALOG_SHAPES, EXPECTED_CHANGE
-from chpit_assets.synthetic.generator import MARKER, Params, SyntheticError, generate
+from chpit_assets.synthetic.generator import MARKER, Params, SyntheticError, append_edition, generate
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
 LANGS = ("de", "fr", "it")
@@ -201,3 +204,22 @@ def test_is_synthetic_eli():
     assert not is_synthetic_eli(None) and not is_synthetic_eli("")
     assert is_synthetic_sr("9999.12") and not is_synthetic_sr("235.1") and not is_synthetic_sr(None)
 
+
+
+def test_append_edition_adds_exactly_one_modified_article(corpus, tmp_path):
+    out = tmp_path / "synthetic"
+    shutil.copytree(corpus, out)
+    act_eli = load_sample_catalog(out).acts[0].eli
+    line = append_edition(out, act_eli, PARAMS.today, "word_changed")
+    catalog = load_sample_catalog(out)
+    new = version_id_for(line["edition"], "fr")
+    editions = sorted((e for e in catalog.editions if e.act_eli == act_eli and e.lang == "fr"),
+                      key=lambda e: e.date_applicability)
+    assert editions[-1].consolidation == line["edition"] and editions[-1].date_end_applicability is None
+    assert editions[-2].date_end_applicability == PARAMS.today - timedelta(days=1)
+    store = Store(tmp_path / "chpit.duckdb")
+    assert ingest_language(store, catalog, "fr", tmp_path / "cache").failures_by_stage().get("validate") is None
+    changes = build_changes(store, "fr").filter(pl.col("new_version_id") == new)
+    assert changes.select("e_id", "change_type").rows() == [(line["e_id"], "modified")]
+    with pytest.raises(SyntheticError, match="on or after"):
+        append_edition(out, act_eli, PARAMS.today, "word_changed")
