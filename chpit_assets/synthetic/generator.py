@@ -148,6 +148,11 @@ def _month(index: int) -> date:
     return date(index // 12, index % 12 + 1, 1)
 
 
+def next_month(d: date) -> date:
+    """The first day of the month after `d`'s."""
+    return _month(_month_index(d) + 1)
+
+
 def _day(d: date) -> str:
     return f"{d.day}.{d.month}.{d.year}"
 

@@ -1,0 +1,201 @@
+"""P2, P3 and P3b at CH-PiT scale on a synthetic corpus (issue 7). Not a test: run it by hand, niced.
+
+    nice .venv/bin/python benchmarks/bench_scale.py [--acts 1070 --editions-per-act 4] [--write docs/benchmarks.md]
+
+1. generate  `python -m chpit_assets.synthetic` into --corpus (default data/synthetic, wiped first) (1,070 acts x 4 editions x de/fr/it =
+             12,840 catalog editions, 12,036 files: the skipped editions have none), timed.
+2. P2        `benchmarks/bench_parse.py` (reused, not duplicated) over the first --parse-acts act folders:
+             it holds its files in memory, so not over the whole corpus.
+3. P3        the full build in a fresh process (so ru_maxrss is the build's alone): per language the
+             fetch into the content-addressed cache (`download_editions`) and parse + store
+             (`store_editions`) -- together `ingest_language` --, then per language act_changes,
+             eligible_changes, bench_items, core_split (the builder's domain functions, as the Dagster
+             assets call them), then build_report.
+4. P3b       one new edition of one act in every language (`append_edition`), and the same steps again on
+             the same store and cache in a fresh process: what a rebuild after a Fedlex update costs.
+The scorer at 15,000 items is `benchmarks/bench_scorer.py` (the scorer engineer's); its figures are
+reported next to these in docs/benchmarks.md, not measured again here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+LANGS = ("de", "fr", "it")
+
+
+def _rss_mb() -> float:
+    # ru_maxrss is in KiB on Linux: the process's peak, and the peak of its largest waited-for child.
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round(max(own, children) / 1024, 1)
+
+
+def build(corpus: Path) -> dict:
+    """One build over the corpus into CORPUS/_build (store, cache and outputs kept between builds)."""
+    from chpit_assets.bench.build_report import build_report, write_report
+    from chpit_assets.bench.changes import build_changes
+    from chpit_assets.bench.eligibility import evaluate, write_eligible
+    from chpit_assets.bench.items import BuildSettings, build_items, write_core, write_items
+    from chpit_assets.corpus.ingest import store_editions
+    from chpit_assets.corpus.store import Store
+    from chpit_assets.fedlex.catalog import load_sample_catalog
+    from chpit_assets.fedlex.download import download_editions
+
+    data = corpus / "_build"
+    store = Store(data / "chpit.duckdb")
+    steps: dict[str, dict] = {}
+
+    def timed(name: str, fn, **extra):
+        start = time.perf_counter()
+        out = fn()
+        steps[name] = {"s": round(time.perf_counter() - start, 2), "peak_rss_mb": _rss_mb(), **extra}
+        return out
+
+    catalog = timed("load_catalog", lambda: load_sample_catalog(corpus))
+    for lang in LANGS:
+        editions = catalog.for_lang(lang).editions
+        fetched = timed(f"fetch[{lang}]", lambda: download_editions(catalog, data / "cache", editions=editions))
+        report = timed(f"parse+store[{lang}]", lambda: store_editions(store, catalog, lang, fetched))
+        steps[f"parse+store[{lang}]"].update(parsed=report.reparsed, reused=report.reused, articles=report.articles)
+    for lang in LANGS:
+        changes = timed(f"act_changes[{lang}]", lambda: build_changes(store, lang))
+        steps[f"act_changes[{lang}]"]["changes"] = changes.height
+
+        def eligible():
+            result = evaluate(store, lang)
+            write_eligible(store, result)
+            return result
+
+        result = timed(f"eligible_changes[{lang}]", eligible)
+        steps[f"eligible_changes[{lang}]"].update(considered=result.changes_considered, eligible=result.eligible.height)
+
+        def items():
+            built = build_items(store, lang, BuildSettings(), [])
+            write_items(store, data / "build", built)
+            return built
+
+        built = timed(f"bench_items[{lang}]", items)
+        steps[f"bench_items[{lang}]"]["items"] = len(built.items)
+        timed(f"core_split[{lang}]", lambda: write_core(store, data / "build", lang))
+    timed("build_report", lambda: write_report(data / "build" / "build-report.json", build_report(store, None)))
+    total = round(sum(s["s"] for s in steps.values()), 2)
+    return {"steps": steps, "total_s": total, "peak_rss_mb": _rss_mb(),
+            "store_mb": round((data / "chpit.duckdb").stat().st_size / 1e6, 1)}
+
+
+def _in_fresh_process(corpus: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--build-only", str(corpus)], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _markdown(meta: dict, full: dict, incremental: dict, parse_out: str) -> str:
+    rows = ["| step | full build s | peak RSS MB | incremental s | notes |", "|---|---|---|---|---|"]
+    for name, step in full["steps"].items():
+        inc = incremental["steps"].get(name, {})
+        notes = ", ".join(f"{k} {v:,}" for k, v in step.items() if k not in ("s", "peak_rss_mb"))
+        inc_notes = ", ".join(f"{k} {v:,}" for k, v in inc.items() if k in ("parsed", "reused"))
+        rows.append(f"| {name} | {step['s']} | {step['peak_rss_mb']} | {inc.get('s', '')} | {notes}"
+                    + (f"; incremental: {inc_notes}" if inc_notes else "") + " |")
+    ratio = incremental["total_s"] / full["total_s"]
+    rows.append(f"| **total** | **{full['total_s']}** | **{full['peak_rss_mb']}** | **{incremental['total_s']}** "
+                f"| incremental / full = {ratio:.1%} |")
+    return "\n".join([
+        f"### Run of {meta['date']}",
+        "",
+        f"Machine: `{meta['machine']}`, {meta['nproc']} cores ({meta['cpu']}), Python {meta['python']}, "
+        f"load average at start {meta['load']}. Corpus: {meta['corpus']}.",
+        "",
+        "P3 / P3b, per step (peak RSS is the build process's running `ru_maxrss`; store after the full build: "
+        f"{full['store_mb']} MB):",
+        "",
+        *rows,
+        "",
+        "P2 (`benchmarks/bench_parse.py` over " + meta["parse_slice"] + "):",
+        "",
+        "```",
+        parse_out.strip(),
+        "```",
+        "",
+    ])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--acts", type=int, default=1070)
+    parser.add_argument("--editions-per-act", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2, help="generator processes")
+    parser.add_argument("--parse-acts", type=int, default=100, help="act folders timed by bench_parse.py (P2)")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "synthetic",
+                        help="wiped and regenerated; the build (store, cache, outputs) goes in CORPUS/_build")
+    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
+    parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)  # the fresh-process build
+    args = parser.parse_args()
+    if args.build_only:
+        print(json.dumps(build(args.build_only)))
+        return 0
+
+    from chpit_assets.fedlex.catalog import load_sample_catalog
+    from chpit_assets.synthetic.generator import Params, append_edition, generate, next_month
+
+    meta = {
+        "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": platform.machine(),
+        "nproc": os.cpu_count(), "cpu": _cpu_model(), "python": platform.python_version(),
+        "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+    }
+    corpus = args.corpus
+    params = Params(acts=args.acts, editions_per_act=args.editions_per_act, langs=LANGS, seed=args.seed)
+    start = time.perf_counter()
+    summary = generate(params, corpus, ROOT / "data" / "fedlex-sample", workers=args.workers)
+    gen_s = time.perf_counter() - start
+    meta["corpus"] = (f"{summary.acts:,} acts x {args.editions_per_act} editions x {len(LANGS)} languages = "
+                      f"{summary.editions:,} catalog editions, {summary.files:,} files, {summary.bytes / 1e6:,.0f} MB, "
+                      f"generated in {gen_s:.0f} s with {args.workers} workers (seed {args.seed})")
+    print(meta["corpus"], flush=True)
+
+    folders = sorted(p for p in corpus.iterdir() if p.is_dir())[: args.parse_acts]
+    meta["parse_slice"] = f"the first {len(folders)} act folders ({sum(1 for f in folders for _ in f.glob('*.xml'))} files)"
+    parse_out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_parse.py"), "--rounds", "3",
+                                *map(str, folders)], check=True, capture_output=True, text=True).stdout
+    print(parse_out, flush=True)
+
+    full = _in_fresh_process(corpus)
+    print(json.dumps(full), flush=True)
+    catalog = load_sample_catalog(corpus)
+    act = catalog.acts[0]
+    line = append_edition(corpus, act.eli, next_month(max(e.date_applicability for e in catalog.editions
+                                                          if e.act_eli == act.eli)))
+    print(f"appended {line['edition']} ({line['shape']} on {line['e_id']})", flush=True)
+    incremental = _in_fresh_process(corpus)
+    print(json.dumps(incremental), flush=True)
+    text = _markdown(meta, full, incremental, parse_out)
+    print(text)
+    if args.write:
+        with args.write.open("a", encoding="utf-8") as fh:
+            fh.write("\n" + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
