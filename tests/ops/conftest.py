@@ -1,21 +1,23 @@
 """Fixtures for the operations tests: the machine's PostgreSQL and RabbitMQ, a fresh DAGSTER_HOME
 with the repository's dagster.yaml, and subprocesses that are always stopped.
 
-The services are real (nothing is mocked). Off CI a missing service skips its tests; under
-CI (CI=true) it fails them, because .ci/run is responsible for starting every service.
+The services are real (nothing is mocked). Off CI a missing service or package skips its tests;
+under CI (CI=true) it fails them: .ci/run starts every service, pyproject.toml installs every package.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import psycopg2
 import pytest
@@ -33,6 +35,15 @@ def require_service(name: str, host: str, port: int) -> None:
         socket.create_connection((host, port), timeout=2).close()
     except OSError as exc:
         message = f"{name} is not reachable on {host}:{port} ({exc}); .ci/run starts it"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def require_package(module: str, requirement: str) -> None:
+    """Skip (locally) or fail (CI) when a Python package the test needs is not installed."""
+    if importlib.util.find_spec(module) is None:
+        message = f"{module} is not installed; pyproject.toml must require {requirement}"
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
@@ -91,10 +102,11 @@ def base_env(dagster_home: Path, tmp_path: Path) -> dict[str, str]:
 
 @dataclass
 class Proc:
-    """A started subprocess and the file its output goes to."""
+    """A started subprocess, the file its output goes to, and the signal that ends it."""
 
     popen: subprocess.Popen
     log: Path
+    stop_signal: signal.Signals
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -108,7 +120,9 @@ class Proc:
         assert code == 0, f"{self.popen.args} exited {code}:\n{self.output()[-4000:]}"
 
 
-Spawn = Callable[[list[str], dict[str, str], str], Proc]
+class Spawn(Protocol):
+    def __call__(self, args: list[str], env: dict[str, str], name: str,
+                 stop_signal: signal.Signals = signal.SIGTERM) -> Proc: ...
 
 
 @pytest.fixture
@@ -116,31 +130,27 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
     """Start a command in its own process group, output to a log file; every group is stopped at teardown."""
     started: list[Proc] = []
 
-    def _spawn(args: list[str], env: dict[str, str], name: str) -> Proc:
+    def _spawn(args: list[str], env: dict[str, str], name: str,
+               stop_signal: signal.Signals = signal.SIGTERM) -> Proc:
         log = tmp_path / f"{name}.log"
         with open(log, "wb") as out:  # the child keeps its own descriptor
             popen = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
-        started.append(Proc(popen, log))
+        started.append(Proc(popen, log, stop_signal))
         return started[-1]
 
     yield _spawn
+    # Signal every group first and then wait, so the shutdowns overlap.
     for proc in started:
-        _stop(proc.popen)
-
-
-def _stop(popen: subprocess.Popen) -> None:
-    """SIGTERM the whole group (Celery's children too), SIGKILL it if it lingers."""
-    if popen.poll() is None:
-        _signal_group(popen, signal.SIGTERM)
+        _signal_group(proc.popen, proc.stop_signal)
+    for proc in started:
         try:
-            popen.wait(timeout=15)
-            return
+            proc.popen.wait(timeout=15)
         except subprocess.TimeoutExpired:
             pass
-    # The leader may be gone while a child still holds the group.
-    _signal_group(popen, signal.SIGKILL)
-    popen.wait(timeout=15)
+        # Whatever is left in the group (a straggling child, or a leader that ignored the signal).
+        _signal_group(proc.popen, signal.SIGKILL)
+        proc.popen.wait(timeout=15)
 
 
 def _signal_group(popen: subprocess.Popen, sig: signal.Signals) -> None:

@@ -1,0 +1,60 @@
+"""The code location's executor: Dagster's default (multiprocess or in-process) plus Celery, chosen by run config.
+
+One set of definitions serves a laptop and a worker fleet: runs use the multiprocess
+executor unless their run config says otherwise, and
+
+    execution:
+      config:
+        celery:
+          broker: pyamqp://guest@127.0.0.1:5672//
+          backend: rpc://
+
+sends every step to Celery workers (`celery -A dagster_celery.app worker`) started with
+the same DAGSTER_HOME and CHPIT_PG_URL as the launcher (docs/operations.md). Pool
+limits (duckdb_writer) hold under all three: each claims its slot from the instance
+before a step starts.
+
+Lives outside `chpit_assets.defs` on purpose: that package is scanned for assets, and
+this module imports dagster-celery, which only the Celery path needs at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import dagster as dg
+from dagster._core.definitions.executor_definition import (
+    IN_PROC_CONFIG,
+    MULTI_PROC_CONFIG,
+    ExecutorRequirement,
+    multiple_process_executor_requirements,
+)
+from dagster_celery.executor import CELERY_CONFIG, celery_executor
+
+_DELEGATES: dict[str, dg.ExecutorDefinition] = {
+    "multiprocess": dg.multi_or_in_process_executor,
+    "in_process": dg.multi_or_in_process_executor,
+    "celery": celery_executor,
+}
+
+
+def _requirements(config: Mapping[str, object]) -> Sequence[ExecutorRequirement]:
+    # Every mode but in_process loads the job again in another process, so it must be reconstructable.
+    return [] if "in_process" in config else multiple_process_executor_requirements()
+
+
+@dg.executor(
+    name="chpit",
+    config_schema=dg.Field(
+        dg.Selector({"multiprocess": MULTI_PROC_CONFIG, "in_process": IN_PROC_CONFIG, "celery": CELERY_CONFIG}),
+        default_value={"multiprocess": {}},
+    ),
+    requirements=_requirements,
+)
+def chpit_executor(init_context: dg.InitExecutorContext) -> dg.Executor:
+    """multiprocess (default) | in_process | celery, each Dagster's own executor with its own config."""
+    ((mode, mode_config),) = init_context.executor_config.items()
+    delegate = _DELEGATES[mode]
+    # Dagster's default executor takes its selector as is; Celery's takes the inner block.
+    config = init_context.executor_config if delegate is dg.multi_or_in_process_executor else mode_config
+    return delegate.executor_creation_fn(init_context._replace(executor_config=config, executor_def=delegate))

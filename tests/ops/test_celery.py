@@ -1,0 +1,114 @@
+"""Point 8: the same definitions run their steps on Celery workers through the machine's RabbitMQ,
+with the instance on PostgreSQL shared by the launcher and the workers."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._core.events.log import EventLogEntry
+from dagster._serdes import deserialize_value
+
+from .conftest import Proc, Spawn, pg_rows, require_package
+
+PARSE = ["fedlex_catalog", "fedlex_editions", "parsed_articles"]
+
+
+@pytest.fixture(autouse=True)
+def _dagster_celery() -> None:
+    # celery and kombu come with dagster-celery; they are imported where used, so that a missing
+    # package fails (CI) or skips this module instead of aborting the whole collection.
+    require_package("dagster_celery", "dagster-celery==0.29.27")
+
+
+def _worker_config(directory: Path, amqp_url: str) -> Path:
+    """The `dagster_celery_config` module that `dagster_celery.app` reads from PYTHONPATH
+    (what `dagster-celery worker start -y` writes)."""
+    directory.mkdir()
+    (directory / "dagster_celery_config.py").write_text(
+        f"broker_url = {amqp_url!r}\n"
+        "result_backend = 'rpc://'\n"
+        # Ack after the step, so a busy worker holds no second task and RabbitMQ's round robin
+        # hands the next step to the idle one: both workers take part, deterministically.
+        "task_acks_late = True\n"
+    )
+    return directory
+
+
+def _pid(event_json: str) -> int:
+    """The process that emitted a stored event (the column holds a serialised EventLogEntry)."""
+    entry = deserialize_value(event_json, EventLogEntry)
+    assert entry.dagster_event is not None
+    return entry.dagster_event.pid
+
+
+def _wait_until_ready(amqp_url: str, names: list[str], workers: list[Proc], timeout: float = 90) -> None:
+    from celery import Celery
+
+    app = Celery(broker=amqp_url)
+    deadline = time.monotonic() + timeout
+    while True:
+        answered = {name.split("@")[0] for reply in app.control.ping(timeout=1.0) for name in reply}
+        if set(names) <= answered:
+            return
+        for worker in workers:
+            assert worker.popen.poll() is None, f"a Celery worker died:\n{worker.output()[-4000:]}"
+        assert time.monotonic() < deadline, f"workers {names} not ready after {timeout}s"
+
+
+@pytest.fixture
+def queue(amqp_url: str) -> Iterator[str]:
+    """A queue of this test's own, so nothing else on the broker takes its steps or feeds it stale
+    ones; deleted afterwards (requested before `spawn`, so the workers are gone by then)."""
+    from kombu import Connection
+
+    name = f"chpit-test-{uuid.uuid4().hex[:8]}"
+    yield name
+    with Connection(amqp_url) as connection:
+        connection.default_channel.queue_delete(name)
+
+
+def test_the_parse_runs_on_two_celery_workers(base_env, pg_url, amqp_url, queue, tmp_path, spawn):
+    env = dict(base_env, CHPIT_PG_URL=pg_url)
+    names = [f"w{n}-{queue}" for n in (1, 2)]
+    worker_env = dict(env, PYTHONPATH=str(_worker_config(tmp_path / "celery", amqp_url)))
+    workers = [
+        spawn([sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "-Q", queue, "-n", f"{name}@%h",
+               "--pool", "solo", "--prefetch-multiplier", "1", "--without-gossip", "--without-mingle",
+               "--without-heartbeat", "-l", "INFO"], worker_env, name,
+              stop_signal=signal.SIGQUIT)  # cold shutdown: idle by then, and a warm one takes ~10 s
+        for name in names
+    ]
+    _wait_until_ready(amqp_url, names, workers)
+
+    run_config = {"execution": {"config": {"celery": {
+        "broker": amqp_url, "backend": "rpc://", "config_source": {"task_default_queue": queue}}}}}
+    launcher = spawn(
+        [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "tests.ops.location",
+         "--select", ",".join(PARSE), "--partition", "de", "--config-json", json.dumps(run_config)],
+        env, "launcher",
+    )
+    launcher.wait_ok(timeout=240)
+
+    # The launcher's instance was PostgreSQL: the run and the workers' events are there.
+    [(run_id, status)] = pg_rows(pg_url, "SELECT run_id, status FROM runs")
+    assert status == "SUCCESS"
+    starts = pg_rows(pg_url, "SELECT step_key, event FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
+                     (run_id, dg.DagsterEventType.STEP_START.value))
+    step_pids = {step: _pid(event) for step, event in starts}
+    assert sorted(step_pids) == sorted(PARSE)
+    [(run_start,)] = pg_rows(pg_url, "SELECT event FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
+                             (run_id, dg.DagsterEventType.RUN_START.value))
+    # Solo pool: a worker runs its tasks in its own process, so each step's pid is a worker's pid.
+    assert _pid(run_start) not in step_pids.values()
+    assert set(step_pids.values()) == {w.popen.pid for w in workers}
+    materialised = pg_rows(pg_url, "SELECT asset_key, partition FROM event_logs WHERE run_id = %s"
+                           " AND dagster_event_type = 'ASSET_MATERIALIZATION' ORDER BY asset_key", (run_id,))
+    assert materialised == [(json.dumps([key]), "de") for key in PARSE]
