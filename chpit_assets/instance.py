@@ -32,10 +32,10 @@ class ChpitInstanceStorage(DagsterStorage, ConfigurableClass):
     """Factory for the instance's unified storage (runs, events, schedules).
 
     Subclasses DagsterStorage only because Dagster checks the configured class against it
-    before calling `from_config_value`; it is never instantiated itself: `from_config_value` returns Dagster's own
-    `DagsterPostgresStorage` or `DagsterSqliteStorage`, each carrying this class's
-    `inst_data`, so a reference taken from the instance points back here and is
-    re-decided by the process that loads it.
+    before calling `from_config_value`; it is never instantiated itself. `from_config_value`
+    returns Dagster's own `DagsterPostgresStorage` or `DagsterSqliteStorage`, each carrying
+    this class's `inst_data`, so a reference taken from the instance points back here and is
+    decided again by the process that loads it.
     """
 
     @classmethod
