@@ -7,6 +7,7 @@ import dagster as dg
 from chpit_assets import defs as defs_package
 
 from .defs.resources import ChpitStore, FedlexSource
+from .executors import chpit_executor
 
 
 def build_definitions() -> dg.Definitions:
@@ -15,6 +16,7 @@ def build_definitions() -> dg.Definitions:
     return dg.Definitions(
         assets=assets,
         asset_checks=checks,
+        executor=chpit_executor,
         jobs=[
             # Per language: Fedlex -> parsed articles -> changes -> items -> core split.
             dg.define_asset_job(

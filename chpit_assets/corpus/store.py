@@ -7,6 +7,7 @@ connection is never held across a long computation.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,8 +23,27 @@ class StoreError(RuntimeError):
 
 
 class Store:
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, lock_timeout_s: float = 300.0):
         self.path = Path(path)
+        self.lock_timeout_s = lock_timeout_s
+
+    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """Open a connection, waiting (bounded) while another process holds the file.
+
+        DuckDB lets one process write, and no other process even read meanwhile. Dagster's
+        pool serialises the writing assets; readers elsewhere (a run's checks, the MCP server,
+        a concurrent report) wait here instead of failing on the lock.
+        """
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.05
+        while True:
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except duckdb.IOException as exc:
+                if "lock" not in str(exc).lower() or time.monotonic() + delay > deadline:
+                    raise StoreError(f"cannot open {self.path}: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -31,7 +51,7 @@ class Store:
             # Reading an unbuilt store is the same as reading an empty one.
             read_only = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(self.path), read_only=read_only)
+        con = self._open(read_only)
         try:
             if not read_only:
                 con.execute(DDL)

@@ -91,7 +91,7 @@ def test_the_parse_runs_on_two_celery_workers(base_env, pg_url, amqp_url, queue,
     run_config = {"execution": {"config": {"celery": {
         "broker": amqp_url, "backend": "rpc://", "config_source": {"task_default_queue": queue}}}}}
     launcher = spawn(
-        [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "tests.ops.location",
+        [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "chpit_assets.definitions",
          "--select", ",".join(PARSE), "--partition", "de", "--config-json", json.dumps(run_config)],
         env, "launcher",
     )

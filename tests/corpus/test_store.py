@@ -1,0 +1,60 @@
+"""The store's guarantees: atomic replace, and bounded waiting for another process's file lock."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+import polars as pl
+import pytest
+
+from chpit_assets.corpus.store import Store, StoreError
+
+
+def _hold_writer(path: str, seconds: float, ready) -> None:
+    with Store(path).connect():
+        ready.set()
+        time.sleep(seconds)
+
+
+@pytest.fixture()
+def writer_elsewhere(tmp_path):
+    """Start a process that holds the store open for writing for `seconds`."""
+    path = tmp_path / "chpit.duckdb"
+    Store(path).frame("SELECT 1")
+    procs = []
+
+    def start(seconds: float):
+        ready = multiprocessing.get_context("spawn").Event()
+        proc = multiprocessing.get_context("spawn").Process(target=_hold_writer, args=(str(path), seconds, ready))
+        proc.start()
+        procs.append(proc)
+        assert ready.wait(60), "the writer process did not start"
+        return path
+
+    yield start
+    for proc in procs:
+        proc.join(30)
+
+
+def test_a_reader_waits_for_another_process_to_release_the_file(writer_elsewhere):
+    path = writer_elsewhere(1.5)
+    started = time.monotonic()
+    assert Store(path).frame("SELECT count(*) AS n FROM ch_act")["n"].item() == 0
+    assert time.monotonic() - started > 0.5  # it really had to wait, and then succeeded
+
+
+def test_waiting_is_bounded_and_names_the_file(writer_elsewhere):
+    path = writer_elsewhere(5)
+    with pytest.raises(StoreError, match="chpit.duckdb.*lock"):
+        Store(path, lock_timeout_s=0.3).frame("SELECT 1")
+
+
+def test_replace_is_all_or_nothing(tmp_path):
+    store = Store(tmp_path / "s.duckdb")
+    good = pl.DataFrame({"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": ["a"]})
+    store.replace([("ch_act_article", "version_id = 1", [], good)])
+    duplicate = pl.concat([good, good])  # violates the (version_id, e_id) key on insert, after the delete ran
+    with pytest.raises(StoreError, match="nothing changed"):
+        store.replace([("ch_act_article", "version_id = 1", [], duplicate)])
+    assert store.frame("SELECT text FROM ch_act_article").to_series().to_list() == ["a"]
