@@ -145,6 +145,7 @@ def main() -> int:
     parser.add_argument("--acts", type=int, default=1070)
     parser.add_argument("--editions-per-act", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--articles", default="10:60", help="articles per act in its first edition, MIN:MAX")
     parser.add_argument("--workers", type=int, default=2, help="generator processes")
     parser.add_argument("--parse-acts", type=int, default=100, help="act folders timed by bench_parse.py (P2)")
     parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "synthetic",
@@ -165,16 +166,18 @@ def main() -> int:
         "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
     }
     corpus = args.corpus
-    params = Params(acts=args.acts, editions_per_act=args.editions_per_act, langs=LANGS, seed=args.seed)
+    lo, _, hi = args.articles.partition(":")
+    params = Params(acts=args.acts, editions_per_act=args.editions_per_act, langs=LANGS, seed=args.seed,
+                    articles=(int(lo), int(hi or lo)))
     start = time.perf_counter()
     summary = generate(params, corpus, ROOT / "data" / "fedlex-sample", workers=args.workers)
     gen_s = time.perf_counter() - start
     meta["corpus"] = (f"{summary.acts:,} acts x {args.editions_per_act} editions x {len(LANGS)} languages = "
                       f"{summary.editions:,} catalog editions, {summary.files:,} files, {summary.bytes / 1e6:,.0f} MB, "
-                      f"generated in {gen_s:.0f} s with {args.workers} workers (seed {args.seed})")
+                      f"generated in {gen_s:.0f} s with {args.workers} workers (seed {args.seed}, articles {args.articles})")
     print(meta["corpus"], flush=True)
 
-    folders = sorted(p for p in corpus.iterdir() if p.is_dir())[: args.parse_acts]
+    folders = sorted(corpus.glob("cc-*"))[: args.parse_acts]
     meta["parse_slice"] = f"the first {len(folders)} act folders ({sum(1 for f in folders for _ in f.glob('*.xml'))} files)"
     parse_out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_parse.py"), "--rounds", "3",
                                 *map(str, folders)], check=True, capture_output=True, text=True).stdout

@@ -31,7 +31,7 @@ def q(tag: str) -> str:
 
 
 _NOTE, _NUM, _HEADING, _P, _LIST_INTRO = q("authorialNote"), q("num"), q("heading"), q("p"), q("listIntroduction")
-_PARAGRAPH, _CONTENT, _REF, _B, _I = q("paragraph"), q("content"), q("ref"), q("b"), q("i")
+_PARAGRAPH, _CONTENT, _REF, _B = q("paragraph"), q("content"), q("ref"), q("b")
 _NOT_WORDING = frozenset({_NOTE, _NUM, _HEADING})
 _NUMBER = re.compile(r"\d+")
 _WORD = re.compile(r"\b[^\W\d_]{7,}\b")

@@ -45,7 +45,6 @@ from .amendments import (
     EXPECTED_CHANGE,
     WORDING,
     Occasion,
-    is_repealed,
     make_note,
     q,
 )
