@@ -11,7 +11,6 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Protocol
 
@@ -23,7 +22,7 @@ from chpit_assets.akn.parser import PARSER_VERSION, parse_edition
 from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
 
 from .schema import act_id_for, version_id_for
-from .store import Store
+from .store import Store, insert
 
 PARSED = "parsed"
 # "Datenschutzgesetz, DSG" -> "DSG": the last comma-separated part of a title's final parenthesis.
@@ -92,22 +91,30 @@ def title_paren_abbreviation(title: str | None) -> str | None:
     return candidate if _ABBREVIATION.match(candidate) and any(c.isupper() for c in candidate) else None
 
 
+ARTICLE_BATCH = 50_000
+"""Articles inserted per statement: bounds memory to one batch, not one language's whole text."""
+
+
 def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[FetchedEdition]) -> IngestReport:
-    """Parse what was fetched for `lang` and replace that language's rows in the store atomically."""
+    """Parse what was fetched for `lang` and replace that language's rows in the store atomically.
+
+    One transaction: a failure anywhere leaves the previous rows. Editions whose file and parser
+    version are unchanged keep their stored articles; the rest are parsed and inserted in batches.
+    """
     catalog = catalog.for_lang(lang)
     report = IngestReport(lang=lang, acts=len(catalog.acts), editions=len(catalog.editions))
     by_consolidation = {f.edition.consolidation: f for f in fetched if f.edition.lang == lang}
     previous = {
         row["version_id"]: row
         for row in store.frame(
-            "SELECT version_id, sha256, parser_version, stage FROM ch_act_version WHERE lang = ?", [lang]
+            "SELECT version_id, sha256, parser_version, stage, n_articles FROM ch_act_version WHERE lang = ?", [lang]
         ).iter_rows(named=True)
     }
 
+    # Decide every edition's fate before touching the store: failed, reused as stored, or to parse.
     version_rows: list[dict] = []
-    article_rows: list[dict] = []
-    reused: list[int] = []
-    identities: dict[str, EditionIdentity] = {}   # act eli -> identity of its latest parsed edition here
+    to_parse: list[tuple[dict, CatalogAct, CatalogEdition, Path]] = []
+    reused: set[int] = set()
     for edition in sorted(catalog.editions, key=lambda e: (e.act_eli, e.date_applicability)):
         act = catalog.act(edition.act_eli)
         version_id = version_id_for(edition.consolidation, lang)
@@ -127,68 +134,84 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
             "parser_version": PARSER_VERSION,
             "n_articles": None,
         }
+        version_rows.append(row)
         if got is None or got.stage not in USABLE_STAGES:
             stage = got.stage if got else "no_file" if edition.file_url is None else "download"
-            error = got.error if got and got.error else _missing(edition)
-            row.update(stage=stage, error=error, parser_version=None)
-            report.failures.append(_failure(act, edition, stage, error))
+            _fail(report, row, act, edition, stage, got.error if got and got.error else _missing(edition))
+            continue
+        old = previous.get(version_id)
+        if old and old["stage"] == PARSED and old["sha256"] == got.sha256 and old["parser_version"] == PARSER_VERSION:
+            reused.add(version_id)
+            row["n_articles"] = old["n_articles"]
+            row["_path"] = got.path
         else:
-            old = previous.get(version_id)
-            if old and old["stage"] == PARSED and old["sha256"] == got.sha256 and old["parser_version"] == PARSER_VERSION:
-                reused.append(version_id)
-                report.reused += 1
-                # Names and abbreviations come from the file's head, so a reused edition yields the same
-                # ch_act and alias rows as a freshly parsed one.
-                identities[act.eli] = read_identity_of_file(str(got.path), edition.consolidation)
-            else:
-                where = f"SR {act.sr_number} {edition.consolidation} [{lang}] {edition.file_url}"
-                try:
-                    parsed = parse_edition(Path(got.path).read_bytes(), where)
-                except (AknError, OSError) as exc:
-                    stage = getattr(exc, "stage", "parse")
-                    row.update(stage=stage, error=str(exc), parser_version=None)
-                    report.failures.append(_failure(act, edition, stage, str(exc)))
-                else:
-                    identities[act.eli] = parsed.identity
-                    row["n_articles"] = len(parsed.articles)
-                    report.reparsed += 1
-                    article_rows.extend(
-                        {
-                            "version_id": version_id,
-                            "e_id": a.e_id,
-                            "article_number": a.article_number,
-                            "heading": a.heading,
-                            "text": a.text,
-                        }
-                        for a in parsed.articles
-                    )
-        version_rows.append(row)
+            to_parse.append((row, act, edition, Path(got.path)))
+    report.reused = len(reused)
 
-    if reused:
-        counts = store.frame(
-            "SELECT version_id, count(*) AS n FROM ch_act_article WHERE list_contains(?, version_id) GROUP BY 1",
-            [reused],
-        )
-        n_by_version = dict(zip(counts["version_id"].to_list(), counts["n"].to_list()))
-        for row in version_rows:
-            if row["version_id"] in n_by_version:
-                row["n_articles"] = n_by_version[row["version_id"]]
+    rewritten = sorted((set(previous) | {r["version_id"] for r in version_rows}) - reused)
+    with store.transaction() as con:
+        con.execute("DELETE FROM ch_act_article WHERE list_contains(?, version_id)", [rewritten])
+        batch: dict[str, list] = {name: [] for name in ARTICLE_SCHEMA}
+        for row, act, edition, path in to_parse:
+            where = f"SR {act.sr_number} {edition.consolidation} [{lang}] {edition.file_url}"
+            try:
+                parsed = parse_edition(path.read_bytes(), where)
+            except (AknError, OSError) as exc:
+                _fail(report, row, act, edition, getattr(exc, "stage", "parse"), str(exc))
+                continue
+            row["_identity"] = parsed.identity
+            row["n_articles"] = len(parsed.articles)
+            report.reparsed += 1
+            for a in parsed.articles:
+                batch["version_id"].append(row["version_id"])
+                batch["e_id"].append(a.e_id)
+                batch["article_number"].append(a.article_number)
+                batch["heading"].append(a.heading)
+                batch["text"].append(a.text)
+            if len(batch["e_id"]) >= ARTICLE_BATCH:
+                insert(con, "ch_act_article", pl.DataFrame(batch, schema=ARTICLE_SCHEMA))
+                batch = {name: [] for name in ARTICLE_SCHEMA}
+        insert(con, "ch_act_article", pl.DataFrame(batch, schema=ARTICLE_SCHEMA))
+
+        act_rows, alias_rows = _act_rows(catalog, lang, _latest_identities(version_rows, catalog))
+        for r in version_rows:
+            r.pop("_identity", None)
+            r.pop("_path", None)
+        con.execute("DELETE FROM ch_act WHERE list_contains(?, act_id)", [[r["act_id"] for r in act_rows]])
+        insert(con, "ch_act", _frame(act_rows, ACT_SCHEMA))
+        con.execute("DELETE FROM ch_act_alias WHERE lang = ?", [lang])
+        insert(con, "ch_act_alias", _frame(alias_rows, ALIAS_SCHEMA))
+        con.execute("DELETE FROM ch_act_version WHERE lang = ?", [lang])
+        insert(con, "ch_act_version", _frame(version_rows, VERSION_SCHEMA))
 
     report.parsed = sum(1 for r in version_rows if r["stage"] == PARSED)
-    report.articles = len(article_rows) + sum(r["n_articles"] or 0 for r in version_rows if r["version_id"] in reused)
-    act_rows, alias_rows = _act_rows(catalog, lang, identities)
-    rewritten = sorted((set(previous) | {r["version_id"] for r in version_rows}) - set(reused))
-    act_ids = [r["act_id"] for r in act_rows]
-    store.replace(
-        [
-            ("ch_act", "list_contains(?, act_id)", [act_ids], _frame(act_rows, ACT_SCHEMA)),
-            ("ch_act_alias", "lang = ?", [lang], _frame(alias_rows, ALIAS_SCHEMA)),
-            ("ch_act_version", "lang = ?", [lang], _frame(version_rows, VERSION_SCHEMA)),
-            ("ch_act_article", "list_contains(?, version_id)", [rewritten], _frame(article_rows, ARTICLE_SCHEMA)),
-        ]
-    )
+    report.articles = sum(r["n_articles"] or 0 for r in version_rows if r["stage"] == PARSED)
     report.data_version = data_version(version_rows)
     return report
+
+
+def _fail(report: IngestReport, row: dict, act: CatalogAct, edition: CatalogEdition, stage: str, error: str) -> None:
+    row.update(stage=stage, error=error, parser_version=None, n_articles=None)
+    report.failures.append(
+        EditionFailure(act.eli, act.sr_number, edition.consolidation, edition.lang, stage, error, edition.file_url)
+    )
+
+
+def _latest_identities(version_rows: list[dict], catalog: Catalog) -> dict[str, EditionIdentity]:
+    """Per act, the identity of its latest usable edition: names and abbreviations come from it.
+
+    A freshly parsed edition brings its identity along; for a reused one only the head of that
+    single file is read, so a rebuild gives the same ch_act and alias rows as a first build.
+    """
+    latest: dict[int, dict] = {}
+    for row in version_rows:  # sorted by act and date
+        if row["stage"] == PARSED:
+            latest[row["act_id"]] = row
+    elis = {act_id_for(a.eli): a.eli for a in catalog.acts}
+    return {
+        elis[act_id]: row.get("_identity") or read_identity_of_file(str(row["_path"]), row["eli"])
+        for act_id, row in latest.items()
+    }
 
 
 def data_version(version_rows: list[dict]) -> str:
@@ -203,10 +226,6 @@ def _missing(edition: CatalogEdition) -> str:
     if edition.file_url is None:
         return f"{edition.consolidation} [{edition.lang}]: Fedlex lists no XML file for this edition"
     return f"{edition.consolidation} [{edition.lang}]: {edition.file_url} was not fetched"
-
-
-def _failure(act: CatalogAct, edition: CatalogEdition, stage: str, error: str) -> EditionFailure:
-    return EditionFailure(act.eli, act.sr_number, edition.consolidation, edition.lang, stage, error, edition.file_url)
 
 
 def _act_rows(catalog: Catalog, lang: str, identities: dict[str, EditionIdentity]) -> tuple[list[dict], list[dict]]:

@@ -64,21 +64,36 @@ class Store:
         with self.connect(read_only=True) as con:
             return con.sql(sql, params=params or None).pl()
 
-    def replace(self, writes: list[tuple[str, str, list, pl.DataFrame]]) -> None:
-        """Atomically replace row sets: for each (table, where, params, frame), delete the rows
-        matching `where` and insert `frame` (columns by name). All or nothing, so a failed
-        partition keeps its previous good data, and a re-run of the same inputs is idempotent."""
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A writable connection inside one transaction: committed when the block ends, rolled back
+        (nothing changed) when it raises. A failed partition keeps its previous good data."""
         with self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
-                for table, where, params, frame in writes:
-                    con.execute(f"DELETE FROM {table} WHERE {where}", params)
-                    if frame.height:
-                        con.register("_incoming", frame)
-                        cols = ", ".join(frame.columns)
-                        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming")
-                        con.unregister("_incoming")
+                yield con
                 con.execute("COMMIT")
-            except Exception as exc:
+            except duckdb.Error as exc:
                 con.execute("ROLLBACK")
                 raise StoreError(f"write to {self.path} failed, nothing changed: {exc}") from exc
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def replace(self, writes: list[tuple[str, str, list, pl.DataFrame]]) -> None:
+        """Atomically replace row sets: for each (table, where, params, frame), delete the rows
+        matching `where` and insert `frame` (columns by name). All or nothing, and a re-run of
+        the same inputs is idempotent."""
+        with self.transaction() as con:
+            for table, where, params, frame in writes:
+                con.execute(f"DELETE FROM {table} WHERE {where}", params)
+                insert(con, table, frame)
+
+
+def insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    """Insert a frame's rows into `table`, matching columns by name."""
+    if frame.height:
+        con.register("_incoming", frame)
+        cols = ", ".join(frame.columns)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming")
+        con.unregister("_incoming")

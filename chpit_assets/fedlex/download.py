@@ -74,15 +74,20 @@ class _Rejected(Exception):
         super().__init__(message)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file, or all of the new one."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` so that readers see the old file, or all of the new one.
+
+    `durable` also fsyncs the content before the rename (about 10 ms a file here): worth it
+    for an edition file, not for an index entry, whose loss in a crash only costs a re-fetch.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -130,7 +135,7 @@ class EditionCache:
         if not path.is_file():  # same bytes from another URL: already stored
             atomic_write(path, data)
         entry = {"url": url, "sha256": sha256, "consolidation": edition.consolidation, "lang": edition.lang}
-        atomic_write(self._index_path(url), json.dumps(entry, sort_keys=True).encode("utf-8"))
+        atomic_write(self._index_path(url), json.dumps(entry, sort_keys=True).encode("utf-8"), durable=False)
         return path
 
     def temp_files(self) -> list[Path]:

@@ -109,7 +109,7 @@ def test_expected_sha256_mismatch_is_a_validate_failure(fedlex, served, tmp_path
 
 
 def test_a_real_file_served_for_the_wrong_edition_is_rejected(fedlex, served, tmp_path, sleeps):
-    july, april = DSG + "/20250707", DSG + "/20250401"
+    july = DSG + "/20250707"
     catalog = only(served, july, "de")
     april_bytes = (SAMPLE / "cc-2022-491" / "20250401-de.xml").read_bytes()
     fedlex.files[path_of(fedlex, catalog.editions[0])] = april_bytes

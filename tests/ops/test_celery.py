@@ -16,7 +16,7 @@ import pytest
 from dagster._core.events.log import EventLogEntry
 from dagster._serdes import deserialize_value
 
-from .conftest import Proc, Spawn, pg_rows, require_package
+from .conftest import Proc, pg_rows, require_package
 
 PARSE = ["fedlex_catalog", "fedlex_editions", "parsed_articles"]
 
