@@ -1,0 +1,67 @@
+"""new_edition_sensor against the loopback Fedlex: a baseline tick, one new edition, then quiet."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from chpit_assets.defs.ops.sensors import ACTS_TAG, EDITIONS_TAG, new_edition_sensor
+from chpit_assets.defs.resources import FedlexSource
+from chpit_assets.fedlex.catalog import Catalog
+from chpit_assets.fedlex.catalog_diff import Snapshot
+from chpit_assets.fedlex.sparql import FedlexFirewallError
+from tests.fedlex.conftest import WAF_PAGE, FakeFedlex, Reply
+
+from .conftest import serve
+
+
+def tick(fake: FakeFedlex, instance: dg.DagsterInstance, cursor: str | None) -> dg.SensorResult:
+    context = dg.build_sensor_context(
+        cursor=cursor, instance=instance,
+        resources={"fedlex": FedlexSource(mode="live", sparql_url=fake.endpoint)},
+    )
+    return new_edition_sensor(context)
+
+
+def test_second_tick_requests_exactly_the_new_edition_and_a_quiet_third_requests_nothing(
+    fake_fedlex: FakeFedlex, before: Catalog, after: Catalog
+):
+    with dg.instance_for_test() as instance:
+        serve(fake_fedlex, before)
+        first = tick(fake_fedlex, instance, None)
+        # Baseline only: turning the sensor on must not launch a build of everything.
+        assert first.run_requests == [] and "first tick" in first.skip_reason.skip_message
+        assert Snapshot.decode(first.cursor).acts() == sum(len(before.for_lang(l).acts) for l in ("de", "fr", "it", "en", "rm"))
+
+        serve(fake_fedlex, after)
+        second = tick(fake_fedlex, instance, first.cursor)
+        [request] = second.run_requests
+        assert request.partition_key == "de"
+        assert request.job_name is None  # the sensor's own target: the build job
+        assert (request.tags[ACTS_TAG], request.tags[EDITIONS_TAG]) == ("cc-2022-491", "cc-2022-491-20250401")
+        assert request.tags["chpit/trigger"] == "new_edition"
+
+        third = tick(fake_fedlex, instance, second.cursor)
+        assert third.run_requests == [] and third.skip_reason.skip_message == "no catalog change"
+        assert third.cursor == second.cursor
+
+
+def test_the_run_request_is_valid_for_the_code_locations_build_job():
+    from chpit_assets.definitions import defs
+
+    sensor = defs.resolve_sensor_def("new_edition_sensor")
+    assert sensor.job_name == "build"
+    job = defs.resolve_job_def("build")
+    assert "de" in job.partitions_def.get_partition_keys()
+
+
+def test_a_refused_catalog_fetch_fails_the_tick_and_keeps_the_cursor(fake_fedlex: FakeFedlex, before: Catalog):
+    with dg.instance_for_test() as instance:
+        serve(fake_fedlex, before)
+        cursor = tick(fake_fedlex, instance, None).cursor
+        fake_fedlex.sparql_fault = lambda query: Reply(400, WAF_PAGE, {"Content-Type": "text/html"})
+        with pytest.raises(FedlexFirewallError):
+            tick(fake_fedlex, instance, cursor)
+        # The daemon keeps the old cursor when a tick raises; the next good tick compares against it.
+        fake_fedlex.sparql_fault = None
+        assert tick(fake_fedlex, instance, cursor).run_requests == []
