@@ -1,0 +1,17 @@
+"""Publishing CH-PiT (issue 6, points 4 and 5): the CRITICAL gate, parquet shards and the dataset
+card in `data/publish/` (R5), an atomic swap of that folder, and the optional Hub upload.
+
+Plain Python over plain data; the Dagster layer is `chpit_assets.defs.publish`. See
+docs/publishing.md.
+"""
+
+from .candidate import Candidate, load_candidate
+from .errors import GateFailed, PublishError, UploadError
+from .gate import CRITICAL_CHECKS, CountBounds, GateReport, evaluate_gate
+from .hub import HubTarget, hub_target
+from .publication import Publication, publish
+
+__all__ = [
+    "CRITICAL_CHECKS", "Candidate", "CountBounds", "GateFailed", "GateReport", "HubTarget", "Publication",
+    "PublishError", "UploadError", "evaluate_gate", "hub_target", "load_candidate", "publish",
+]

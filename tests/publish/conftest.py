@@ -1,0 +1,76 @@
+"""The real sample, built, run and reported once per session; each test publishes from a copy of it.
+
+The chain is the one `make run` drives: the builder's domain functions (as tests/runs builds the
+sample), build-report.json, then oracle gate -> oracle and recite runs -> report through Dagster.
+"""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from chpit_assets.bench.build_report import build_report, write_report
+from chpit_assets.defs.resources import ChpitStore, FedlexSource
+from chpit_assets.defs.runs.pipeline import run_benchmark
+from tests.runs.conftest import TODAY, build_sample
+
+RUN_CONFIG = {"ops": {"results": {"config": {"today": TODAY.isoformat()}}},
+              "loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+PUBLISH = [dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")]
+
+
+def defs_for(data_dir: Path) -> dg.Definitions:
+    from chpit_assets import defs as defs_package
+
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+    return dg.Definitions(
+        assets=dg.load_assets_from_package_module(defs_package),
+        asset_checks=dg.load_asset_checks_from_package_module(defs_package),
+        resources={"chpit": ChpitStore(data_dir=str(data_dir)), "fedlex": FedlexSource()},
+    )
+
+
+@pytest.fixture(scope="session")
+def sample_data(tmp_path_factory) -> Path:
+    """data/ of a full sample run: store, build/ (with build-report.json), results/ (oracle, recite), report/."""
+    root = tmp_path_factory.mktemp("publish-sample")
+    sample = build_sample(root)
+    write_report(sample.build_dir / "build-report.json", build_report(sample.store, None))
+    with dg.instance_for_test() as instance:
+        assert run_benchmark(defs_for(root), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lambda s: None)
+    return root
+
+
+@pytest.fixture
+def data(sample_data, tmp_path) -> Path:
+    """A private copy of the sample's data folder (the DuckDB store is not needed to publish)."""
+    out = tmp_path / "data"
+    for part in ("build", "results", "report"):
+        shutil.copytree(sample_data / part, out / part)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch, tmp_path):
+    """No test may find a real token and reach the Hub, nor touch the repository's frozen/ record
+    (the default frozen_dir is relative to the working directory), nor let `datasets` write to ~."""
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+
+
+def publish_run(data_dir: Path, instance: dg.DagsterInstance, publication: dict | None = None,
+                selection: list[dg.AssetKey] = PUBLISH) -> dg.ExecuteInProcessResult:
+    """publish_gate + its CRITICAL checks + hf_dataset in one Dagster run, as `make run` would."""
+    job = defs_for(data_dir).resolve_implicit_global_asset_job_def()
+    config = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    if publication:
+        config["resources"] = {"publication": {"config": publication}}
+    return job.execute_in_process(instance=instance, asset_selection=selection, raise_on_error=False,
+                                  run_config=config)
