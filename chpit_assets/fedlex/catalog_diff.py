@@ -83,7 +83,8 @@ class Snapshot:
         states = self.langs.get(lang, {})
         return _hash(f"{act}|{s.digest}|{s.latest}" for act, s in sorted(states.items()))
 
-    def acts(self) -> int:
+    def pairs(self) -> int:
+        """How many (act, language) pairs the snapshot remembers."""
         return sum(len(states) for states in self.langs.values())
 
     def encode(self) -> str:
@@ -159,7 +160,10 @@ def _act_states(catalog: Catalog, lang: str) -> dict[str, ActState]:
     states: dict[str, ActState] = {}
     for eli, own in editions.items():
         act = acts.get(eli)
-        lines = [_act_line(act) if act else f"act {eli} not in catalog"]
+        if act is None:
+            # The build would refuse this catalog too (ingest looks every edition's act up).
+            raise SnapshotError(f"[{lang}] editions of {eli} but no such act in the catalog")
+        lines = [_act_line(act)]
         lines += [
             f"{e.consolidation}|{e.date_applicability}|{e.date_end_applicability}|{e.file_url}|{e.sha256}" for e in own
         ]

@@ -88,7 +88,13 @@ def test_cursor_round_trips_and_stays_small_at_fedlex_size():
     snapshot = Snapshot.of({lang: catalog.for_lang(lang) for lang in LANGS[:4]})
     cursor = snapshot.encode()
     assert Snapshot.decode(cursor) == snapshot
-    assert snapshot.acts() == 24_000 and len(cursor) < 350_000   # ~14 bytes per (act, language)
+    assert snapshot.pairs() == 24_000 and len(cursor) < 350_000   # ~14 bytes per (act, language)
+
+
+def test_editions_of_an_act_missing_from_the_catalog_are_refused(after):
+    de = after.for_lang("de")
+    with pytest.raises(SnapshotError, match="no such act"):
+        Snapshot.of({"de": Catalog(tuple(a for a in de.acts if a.eli != DSG), de.editions)})
 
 
 def test_foreign_or_damaged_cursors_are_typed_errors(after):

@@ -46,7 +46,7 @@ def new_edition_sensor(context: dg.SensorEvaluationContext, fedlex: FedlexSource
     if context.cursor is None:
         baseline = Snapshot.of(catalogs)
         return dg.SensorResult(
-            skip_reason=f"first tick: recorded {baseline.acts()} (act, language) pairs; nothing requested",
+            skip_reason=f"first tick: recorded {baseline.pairs()} (act, language) pairs; nothing requested",
             cursor=baseline.encode(),
         )
     previous = Snapshot.decode(context.cursor)
