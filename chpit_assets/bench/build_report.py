@@ -16,7 +16,7 @@ from chpit_assets.fedlex.catalog import LANGS
 
 from .eligibility import SKIP_REASONS
 from .files import write_atomic
-from .tables import ensure_tables
+from .tables import missing_tables
 
 
 class BuildReportError(RuntimeError):
@@ -48,11 +48,11 @@ def language_report(eligible: dict, items: dict) -> dict:
 
 
 def build_report(store: Store, build_date: str | None) -> dict:
-    """The report over every language the store holds a full build of (bench_items ran)."""
-    ensure_tables(store)
-    rows = store.frame("SELECT lang, step, stats FROM bench_stats")
+    """The report over every language the store holds a full build of (bench_items ran). Read-only."""
+    with store.connect(read_only=True) as con:
+        rows = [] if missing_tables(con) else con.execute("SELECT lang, step, stats FROM bench_stats").fetchall()
     stats: dict[str, dict[str, dict]] = {}
-    for lang, step, raw in rows.iter_rows():
+    for lang, step, raw in rows:
         stats.setdefault(lang, {})[step] = json.loads(raw)
     langs = [lang for lang in LANGS if "bench_items" in stats.get(lang, {})]
     if not langs:

@@ -6,22 +6,38 @@ new edition is `added`, only in the old one `removed`, in both with a different
 text (compared verbatim; B5's normalised comparison is the builder's business)
 `modified`. Editions that never reached `parsed` are skipped over, so a pair can
 span a missing edition (SR 170.512: 2018-11-26 -> 2023-09-01 over 2022-07-01).
+
+Incremental: an act's rows depend only on its own parsed editions in the language
+(which ones, their order, their articles). Ingest rewrites an edition's articles only
+when its file (sha256) or the parser version changed, so (version_id,
+date_applicability, sha256, parser_version) of every parsed edition, plus the text of
+the query below, fingerprint the act's rows. A rebuild recomputes only the acts whose
+fingerprint changed (or cannot be formed: an edition without sha256, as in stores
+written directly), drops the rows of acts with no parsed edition left, and keeps the
+rest. Rows and fingerprints are written in one transaction, and nothing else writes
+ch_act_change, so the two never disagree.
 """
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+
 import polars as pl
 
-from chpit_assets.corpus.store import Store
+from chpit_assets.corpus.store import Store, insert
+
+from .tables import ensure_tables
 
 # Ties on date_applicability (two editions of one act and language on the same day) are
-# broken by version_id so the pairing is still a pure function of the store.
+# broken by version_id so the pairing is still a pure function of the store. `_acts` holds
+# the act_ids to compute (the acts whose fingerprint changed).
 _CHANGES_SQL = """
 WITH v AS (
     SELECT act_id, version_id, date_applicability,
            lag(version_id) OVER (PARTITION BY act_id ORDER BY date_applicability, version_id) AS prev_id
     FROM ch_act_version
-    WHERE lang = $lang AND stage = 'parsed'
+    WHERE lang = $lang AND stage = 'parsed' AND act_id IN (SELECT act_id FROM _acts)
 ),
 pairs AS (
     SELECT act_id, prev_id AS old_version_id, version_id AS new_version_id, date_applicability
@@ -41,21 +57,65 @@ SELECT
     coalesce(o.date_applicability, n.date_applicability) AS date_applicability
 FROM o FULL OUTER JOIN n ON o.new_version_id = n.new_version_id AND o.e_id = n.e_id
 WHERE o.e_id IS NULL OR n.e_id IS NULL OR o.text <> n.text
+"""
+
+# A change to the comparison itself must invalidate every stored fingerprint.
+_RULES = hashlib.sha256(_CHANGES_SQL.encode()).hexdigest()[:16]
+
+# One fingerprint per act with a parsed edition in the language; NULL when an edition lacks
+# the sha256 or parser version that would vouch for its articles being unchanged.
+_FINGERPRINTS_SQL = """
+SELECT act_id,
+       CASE WHEN bool_and(sha256 IS NOT NULL AND parser_version IS NOT NULL) THEN
+           sha256($rules || ':' || string_agg(
+               concat_ws('|', version_id, date_applicability, sha256, parser_version), ',' ORDER BY version_id))
+       END AS fingerprint
+FROM ch_act_version
+WHERE lang = $lang AND stage = 'parsed'
+GROUP BY act_id
+"""
+
+_ROWS_SQL = """
+SELECT act_id, e_id, lang, change_type, old_version_id, new_version_id, date_applicability
+FROM ch_act_change WHERE lang = ?
 ORDER BY act_id, date_applicability, new_version_id, e_id
 """
 
 
-def compute_changes(store: Store, lang: str) -> pl.DataFrame:
-    """The `ch_act_change` rows of one language, in a stable order."""
-    return store.frame(_CHANGES_SQL, {"lang": lang})
+@dataclass(frozen=True)
+class ChangeBuild:
+    changes: pl.DataFrame   # every ch_act_change row of the language, in a stable order
+    acts: int               # acts with a parsed edition in the language
+    acts_recomputed: int    # of those, the ones whose rows were computed in this build
 
 
-def write_changes(store: Store, lang: str, changes: pl.DataFrame) -> None:
-    """Replace the language's change rows atomically (idempotent per partition)."""
-    store.replace([("ch_act_change", "lang = ?", [lang], changes)])
+def update_changes(store: Store, lang: str) -> ChangeBuild:
+    """Bring the language's `ch_act_change` rows up to date, recomputing only changed acts."""
+    with store.transaction() as con:
+        ensure_tables(con)
+        current = con.sql(_FINGERPRINTS_SQL, params={"lang": lang, "rules": _RULES}).pl()
+        stored = con.sql(
+            "SELECT act_id, fingerprint FROM bench_act_fingerprint WHERE lang = ? AND fingerprint IS NOT NULL",
+            params=[lang],
+        ).pl()
+        kept = current.join(stored, on=["act_id", "fingerprint"], how="semi").select("act_id")
+        todo = current.join(kept, on="act_id", how="anti").select("act_id")
+        con.register("_kept", kept)
+        con.register("_acts", todo)
+        try:
+            # Rows of every act not kept go: recomputed acts are re-inserted below, acts without a
+            # parsed edition any more simply disappear.
+            con.execute("DELETE FROM ch_act_change WHERE lang = ? AND act_id NOT IN (SELECT act_id FROM _kept)", [lang])
+            insert(con, "ch_act_change", con.sql(_CHANGES_SQL, params={"lang": lang}).pl())
+        finally:
+            con.unregister("_kept")
+            con.unregister("_acts")
+        con.execute("DELETE FROM bench_act_fingerprint WHERE lang = ?", [lang])
+        insert(con, "bench_act_fingerprint", current.with_columns(pl.lit(lang).alias("lang")))
+        changes = con.sql(_ROWS_SQL, params=[lang]).pl()
+    return ChangeBuild(changes, current.height, todo.height)
 
 
 def build_changes(store: Store, lang: str) -> pl.DataFrame:
-    changes = compute_changes(store, lang)
-    write_changes(store, lang, changes)
-    return changes
+    """`update_changes` for callers that only want the language's rows."""
+    return update_changes(store, lang).changes

@@ -23,19 +23,29 @@ are tested in this order, the first failing one naming the bucket:
 builder and have no name there; they are zero on a federal, Fedlex-XML-only store
 and are named here so that no exclusion is silent. B14's `capped` is counted by
 `items.select_changes`.
+
+Incremental: rules 1-7 are cheap and re-run on every change each build (they read the
+act, its abbreviation and the editions' metadata, any of which can change without an
+edition changing). Rules 8-9 normalise and split both texts and depend on nothing else,
+so their outcome is kept per (sha256 of the old text, sha256 of the new text) in
+`bench_text_check` and only pairs not seen in the previous build are computed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import polars as pl
 
+import chpit_scorer.text
 from chpit_assets.corpus.store import Store
 from chpit_scorer import normalise, units
 
-from .tables import ensure_tables
+from .tables import require_tables
 
 MIN_TEXT_LEN = 200  # B4, on the normalised text
 
@@ -54,7 +64,10 @@ SKIP_REASONS: tuple[str, ...] = (
 DEFAULT_SOURCES: tuple[str, ...] = ("fedlex",)
 
 # One row per considered change with everything B1-B12 look at. The abbreviation
-# is resolved by act_id, never by SR number alone (two acts can share one).
+# is resolved by act_id, never by SR number alone (two acts can share one). B4/B5/B12
+# depend on the two article texts alone, so their outcome is looked up in
+# bench_text_check by the texts' sha256 (under the current TEXT_RULES), and the texts
+# themselves are only fetched where it is not known yet.
 _CANDIDATES_SQL = """
 WITH c AS (
     SELECT ch.act_id, ch.e_id, ch.old_version_id, ch.new_version_id, ch.date_applicability AS change_date
@@ -70,27 +83,35 @@ nums AS (
 alias AS (
     SELECT act_id, arg_min(abbr, (CASE source WHEN 'curated' THEN 0 ELSE 1 END, abbr)) AS abbr
     FROM ch_act_alias WHERE lang = $lang AND trim(abbr) <> '' GROUP BY act_id
+),
+texts AS (
+    SELECT c.*, oa.article_number AS old_number, na.article_number AS new_number,
+           oa.text AS old_text, na.text AS new_text, sha256(oa.text) AS old_sha, sha256(na.text) AS new_sha
+    FROM c
+    JOIN ch_act_article oa ON oa.version_id = c.old_version_id AND oa.e_id = c.e_id
+    JOIN ch_act_article na ON na.version_id = c.new_version_id AND na.e_id = c.e_id
 )
 SELECT
-    c.*, a.sr_number, a.jurisdiction,
+    t.act_id, t.e_id, t.old_version_id, t.new_version_id, t.change_date, a.sr_number, a.jurisdiction,
     CASE WHEN $lang = 'de' THEN nullif(trim(a.abbreviation), '') ELSE alias.abbr END AS abbreviation,
     ov.source AS old_source, nv.source AS new_source, ov.stage AS old_stage, nv.stage AS new_stage,
-    ov.date_end_applicability AS old_end,
-    oa.article_number AS old_number, na.article_number AS new_number,
-    oa.text AS old_text, na.text AS new_text,
+    ov.date_end_applicability AS old_end, t.old_number, t.new_number, t.old_sha, t.new_sha,
+    k.identical_or_short AS known_identical_or_short, k.before_ok AS known_before_ok, k.after_ok AS known_after_ok,
+    CASE WHEN k.lang IS NULL THEN t.old_text END AS old_text,
+    CASE WHEN k.lang IS NULL THEN t.new_text END AS new_text,
     -- Another e_id with the same number in either edition (own row counts once in each; a number
     -- that differs between the editions is ambiguous anyway, see _reason).
     coalesce(onum.n, 0) > 1 OR coalesce(nnum.n, 0) > 1 AS number_shared
-FROM c
+FROM texts t
 JOIN ch_act a USING (act_id)
-JOIN ch_act_version ov ON ov.version_id = c.old_version_id
-JOIN ch_act_version nv ON nv.version_id = c.new_version_id
-JOIN ch_act_article oa ON oa.version_id = c.old_version_id AND oa.e_id = c.e_id
-JOIN ch_act_article na ON na.version_id = c.new_version_id AND na.e_id = c.e_id
-LEFT JOIN nums onum ON onum.version_id = c.old_version_id AND onum.article_number = na.article_number
-LEFT JOIN nums nnum ON nnum.version_id = c.new_version_id AND nnum.article_number = na.article_number
-LEFT JOIN alias ON alias.act_id = c.act_id
-ORDER BY c.act_id, c.e_id, c.change_date, c.new_version_id
+JOIN ch_act_version ov ON ov.version_id = t.old_version_id
+JOIN ch_act_version nv ON nv.version_id = t.new_version_id
+LEFT JOIN nums onum ON onum.version_id = t.old_version_id AND onum.article_number = t.new_number
+LEFT JOIN nums nnum ON nnum.version_id = t.new_version_id AND nnum.article_number = t.new_number
+LEFT JOIN alias ON alias.act_id = t.act_id
+LEFT JOIN bench_text_check k
+       ON k.lang = $lang AND k.rules = $rules AND k.old_sha = t.old_sha AND k.new_sha = t.new_sha
+ORDER BY t.act_id, t.e_id, t.change_date, t.new_version_id
 """
 
 ELIGIBLE_SCHEMA = {
@@ -98,6 +119,11 @@ ELIGIBLE_SCHEMA = {
     "new_version_id": pl.Int64, "change_date": pl.Date, "sr_number": pl.String,
     "abbreviation": pl.String, "article_number": pl.String, "before_ok": pl.Boolean,
     "after_ok": pl.Boolean,
+}
+
+TEXT_CHECK_SCHEMA = {
+    "lang": pl.String, "old_sha": pl.String, "new_sha": pl.String, "rules": pl.String,
+    "identical_or_short": pl.Boolean, "before_ok": pl.Boolean, "after_ok": pl.Boolean,
 }
 
 
@@ -109,6 +135,11 @@ class Eligibility:
     skips: dict[str, int]
     halves_dropped_no_discriminating_unit: int
     eligible: pl.DataFrame = field(repr=False)
+    # The B4/B5/B12 outcome of every distinct text pair this evaluation looked at (the next
+    # build's cache), and how many of them were not in the previous build's and were computed.
+    # Not in stats(): the counts a build reports must not depend on what was cached.
+    text_checks: pl.DataFrame = field(repr=False)
+    text_checks_computed: int = 0
 
     def stats(self) -> dict:
         return {
@@ -120,14 +151,65 @@ class Eligibility:
         }
 
 
+class _Texts:
+    """normalise and units (S1, S2) per distinct text, memoised for one evaluation: every middle
+    edition's article text is the new side of one change and the old side of the next, and B4,
+    B5 and both halves of B12 look at the same two texts."""
+
+    def __init__(self) -> None:
+        self._norm: dict[str, str] = {}
+        self._units: dict[str, list[str]] = {}
+
+    def norm(self, text: str) -> str:
+        if text not in self._norm:
+            self._norm[text] = normalise(text)
+        return self._norm[text]
+
+    def units(self, text: str) -> list[str]:
+        if text not in self._units:
+            self._units[text] = units(text)
+        return self._units[text]
+
+    def discriminates(self, gold: str, other: str) -> bool:
+        """B12: `gold` has a unit (S2, 25-char floor) not contained in the other's normalised text."""
+        other_norm = self.norm(other)
+        return any(u not in other_norm for u in self.units(gold))
+
+
 def has_discriminating_unit(gold: str, other: str) -> bool:
-    """B12: `gold` has a unit (S2, 25-char floor) not contained in the other's normalised text."""
-    other_norm = normalise(other)
-    return any(u not in other_norm for u in units(gold))
+    """B12 for one pair of texts (the asset check's recomputation)."""
+    return _Texts().discriminates(gold, other)
+
+
+@dataclass(frozen=True)
+class TextOutcome:
+    """B4/B5 and B12 of one (old text, new text) pair: all a change's eligibility needs from its texts."""
+
+    identical_or_short: bool
+    before_ok: bool   # the old text discriminates (gold of the `before` half)
+    after_ok: bool
+
+
+def _text_outcome(old: str, new: str, texts: _Texts) -> TextOutcome:
+    old_norm, new_norm = texts.norm(old), texts.norm(new)
+    if len(old_norm) < MIN_TEXT_LEN or len(new_norm) < MIN_TEXT_LEN or old_norm == new_norm:
+        return TextOutcome(True, False, False)
+    # before: gold = old edition, distractor = new; after: the mirror (B13).
+    return TextOutcome(False, texts.discriminates(old, new), texts.discriminates(new, old))
+
+
+# What a cached TextOutcome was computed with: the floor, the scorer's normalise/units (its
+# text module) and the code above. Any change to them invalidates every bench_text_check row.
+TEXT_RULES = hashlib.sha256(
+    str(MIN_TEXT_LEN).encode()
+    + Path(chpit_scorer.text.__file__).read_bytes()
+    + inspect.getsource(_Texts).encode()
+    + inspect.getsource(_text_outcome).encode()
+).hexdigest()[:16]
 
 
 def _reason(row: dict, sources: tuple[str, ...]) -> str | None:
-    """The first rule (module docstring order) the change fails, or None (B12 is per half, below)."""
+    """The first rule before B4 (module docstring order) the change fails, or None."""
     if row["old_number"] is None or row["new_number"] is None:
         return "no_article_number"
     if row["jurisdiction"] != "CH":
@@ -143,35 +225,45 @@ def _reason(row: dict, sources: tuple[str, ...]) -> str | None:
     # date_end_applicability is inclusive: equal to the new start is already an overlap.
     if row["old_end"] is not None and row["old_end"] >= row["change_date"]:
         return "overlapping_editions"
-    old_norm, new_norm = normalise(row["old_text"]), normalise(row["new_text"])
-    if len(old_norm) < MIN_TEXT_LEN or len(new_norm) < MIN_TEXT_LEN or old_norm == new_norm:
-        return "identical_or_short"
     return None
 
 
 def evaluate(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_SOURCES) -> Eligibility:
-    """Apply B1-B12 to the language's changes in `ch_act_change`."""
+    """Apply B1-B12 to the language's changes in `ch_act_change`. Read-only: the store is only
+    locked for the short `write_eligible` that follows, not for the normalising."""
     sources = tuple(sorted(set(sources)))
-    candidates = store.frame(_CANDIDATES_SQL, {"lang": lang})
+    with store.connect(read_only=True) as con:
+        require_tables(con, "eligible_changes")
+        candidates = con.sql(_CANDIDATES_SQL, params={"lang": lang, "rules": TEXT_RULES}).pl()
+    texts = _Texts()
     skips = dict.fromkeys(SKIP_REASONS, 0)
-    halves_dropped = 0
+    halves_dropped = computed = 0
     rows = []
+    checks: dict[tuple[str, str], TextOutcome] = {}
     for row in candidates.iter_rows(named=True):
         reason = _reason(row, sources)
         if reason is None:
-            # before: gold = old edition, distractor = new; after: the mirror (B13).
-            before_ok = has_discriminating_unit(row["old_text"], row["new_text"])
-            after_ok = has_discriminating_unit(row["new_text"], row["old_text"])
-            if not (before_ok or after_ok):
+            key = (row["old_sha"], row["new_sha"])
+            if key not in checks:
+                if row["known_identical_or_short"] is None:
+                    checks[key] = _text_outcome(row["old_text"], row["new_text"], texts)
+                    computed += 1
+                else:
+                    checks[key] = TextOutcome(
+                        row["known_identical_or_short"], row["known_before_ok"], row["known_after_ok"])
+            outcome = checks[key]
+            if outcome.identical_or_short:
+                reason = "identical_or_short"
+            elif not (outcome.before_ok or outcome.after_ok):
                 reason = "no_discriminating_unit"
             else:
-                halves_dropped += (not before_ok) + (not after_ok)
+                halves_dropped += (not outcome.before_ok) + (not outcome.after_ok)
                 rows.append({
                     "lang": lang, "act_id": row["act_id"], "e_id": row["e_id"],
                     "old_version_id": row["old_version_id"], "new_version_id": row["new_version_id"],
                     "change_date": row["change_date"], "sr_number": row["sr_number"],
                     "abbreviation": row["abbreviation"], "article_number": row["new_number"],
-                    "before_ok": before_ok, "after_ok": after_ok,
+                    "before_ok": outcome.before_ok, "after_ok": outcome.after_ok,
                 })
                 continue
         skips[reason] += 1
@@ -182,16 +274,22 @@ def evaluate(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_SOURCES
         skips=skips,
         halves_dropped_no_discriminating_unit=halves_dropped,
         eligible=pl.DataFrame(rows, schema=ELIGIBLE_SCHEMA),
+        text_checks=pl.DataFrame(
+            [{"lang": lang, "old_sha": o, "new_sha": n, "rules": TEXT_RULES, **asdict(c)} for (o, n), c in checks.items()],
+            schema=TEXT_CHECK_SCHEMA,
+        ),
+        text_checks_computed=computed,
     )
 
 
 def write_eligible(store: Store, result: Eligibility) -> None:
-    """Replace the language's eligible set and its counts atomically."""
-    ensure_tables(store)
+    """Replace the language's eligible set, its counts and its text-check cache atomically. The
+    cache keeps exactly this build's pairs, so it never outgrows the change table."""
     stats = pl.DataFrame(
         {"lang": [result.lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats(), sort_keys=True)]}
     )
     store.replace([
         ("bench_eligible", "lang = ?", [result.lang], result.eligible),
         ("bench_stats", "lang = ? AND step = 'eligible_changes'", [result.lang], stats),
+        ("bench_text_check", "lang = ?", [result.lang], result.text_checks),
     ])

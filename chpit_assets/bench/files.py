@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -15,14 +15,31 @@ def item_line(item: Mapping) -> str:
 
 
 def jsonl_bytes(items: Iterable[Mapping]) -> bytes:
-    return "".join(item_line(i) + "\n" for i in items).encode("utf-8")
+    return lines_bytes(item_line(i) for i in items)
+
+
+def lines_bytes(lines: Iterable[str]) -> bytes:
+    """A jsonl file's bytes from its lines (already serialised, e.g. as stored in bench_item)."""
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new, exclusively created temp file next to `path`. Mode 0666 minus the umask (0644 under
+    the usual 022), like any file the process writes: mkstemp's fixed 0600 would leave published
+    files unreadable to the group and others (the web server, a second operator account)."""
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write via a temp file in the same folder and rename, so a reader never sees half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -21,9 +21,9 @@ import polars as pl
 from chpit_assets.corpus.store import Store
 
 from .core_split import CORE_SIZE, CoreSplit, select_core
-from .files import item_line, jsonl_bytes, write_atomic
+from .files import item_line, lines_bytes, write_atomic
 from .questions import question
-from .tables import ensure_tables
+from .tables import require_tables
 
 SEED = 20260825
 PER_ACT_CAP = 50      # B14: changes per act
@@ -173,9 +173,10 @@ class ItemBuild:
 
 
 def build_items(store: Store, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
-    """The language's full item set from `bench_eligible` and its frozen record."""
-    ensure_tables(store)
-    changes = list(store.frame(_CHANGES_SQL, {"lang": lang}).iter_rows(named=True))
+    """The language's full item set from `bench_eligible` and its frozen record (read-only)."""
+    with store.connect(read_only=True) as con:
+        require_tables(con, "bench_items")
+        changes = list(con.sql(_CHANGES_SQL, params={"lang": lang}).pl().iter_rows(named=True))
     sel = select(changes, lang, settings, frozen)
     # Frozen items are copied as recorded; only FREE_FIELDS (core) is restamped below.
     items = sorted([dict(i) for i in frozen] + sel.items, key=lambda i: i["id"])
@@ -227,22 +228,25 @@ def write_items(store: Store, build_dir: Path | str, result: ItemBuild) -> Path:
         },
     )
     stats = pl.DataFrame({"lang": [result.lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
-    ensure_tables(store)
     store.replace([
         ("bench_item", "lang = ?", [result.lang], rows),
         ("bench_stats", "lang = ? AND step = 'bench_items'", [result.lang], stats),
     ])
     path = bench_path(build_dir, result.lang)
-    write_atomic(path, jsonl_bytes(result.items))
+    write_atomic(path, lines_bytes(lines))
     return path
 
 
 def load_items(store: Store, lang: str, core_only: bool = False) -> list[dict]:
-    """The language's items as written, sorted by id."""
-    ensure_tables(store)
+    """The language's items as written, sorted by id (read-only)."""
+    return [json.loads(line) for line in _load_lines(store, lang, core_only)]
+
+
+def _load_lines(store: Store, lang: str, core_only: bool) -> list[str]:
     where = "lang = $lang" + (" AND core" if core_only else "")
-    frame = store.frame(f"SELECT line FROM bench_item WHERE {where} ORDER BY id", {"lang": lang})
-    return [json.loads(line) for line in frame["line"]]
+    with store.connect(read_only=True) as con:
+        require_tables(con, "reading bench_item")
+        return con.sql(f"SELECT line FROM bench_item WHERE {where} ORDER BY id", params={"lang": lang}).pl()["line"].to_list()
 
 
 def core_path(build_dir: Path | str, lang: str) -> Path:
@@ -251,6 +255,6 @@ def core_path(build_dir: Path | str, lang: str) -> Path:
 
 def write_core(store: Store, build_dir: Path | str, lang: str) -> list[dict]:
     """Write core-{lang}.jsonl: the bench items flagged core, same lines, same order (B16)."""
-    core = load_items(store, lang, core_only=True)
-    write_atomic(core_path(build_dir, lang), jsonl_bytes(core))
-    return core
+    lines = _load_lines(store, lang, core_only=True)
+    write_atomic(core_path(build_dir, lang), lines_bytes(lines))
+    return [json.loads(line) for line in lines]

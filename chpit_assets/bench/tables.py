@@ -1,10 +1,18 @@
 """The builder's own tables in the store (kept here, not in corpus/schema.py, because only the
-builder writes them). Created on first use by `ensure_tables`; every write goes through
-`Store.replace`, so a language's rows are replaced atomically and a re-run is idempotent."""
+builder writes them).
+
+They are created by act_changes, the builder's first step, inside its write transaction (it
+holds the `duckdb_writer` pool). Every later step reads them on a read-only connection
+(DuckDB cannot create a table there) and fails with `MissingTablesError` naming the step to
+run first; eligible_changes and bench_items then write their rows with `Store.replace`. Each
+language's rows are replaced atomically, so a re-run is idempotent.
+"""
 
 from __future__ import annotations
 
-from chpit_assets.corpus.store import Store
+import re
+
+import duckdb
 
 BENCH_DDL = """
 CREATE TABLE IF NOT EXISTS bench_eligible (   -- changes that passed B1-B12, before the caps
@@ -44,9 +52,46 @@ CREATE TABLE IF NOT EXISTS bench_stats (       -- per-language counts of one bui
     stats VARCHAR NOT NULL,
     PRIMARY KEY (lang, step)
 );
+
+CREATE TABLE IF NOT EXISTS bench_act_fingerprint (  -- what ch_act_change was last computed from, per act
+    lang        VARCHAR NOT NULL,
+    act_id      BIGINT NOT NULL,
+    fingerprint VARCHAR,                       -- NULL: not derivable (an edition without sha256), always recomputed
+    PRIMARY KEY (lang, act_id)
+);
+
+CREATE TABLE IF NOT EXISTS bench_text_check (  -- B4/B5/B12 outcome per pair of article texts, by content
+    lang               VARCHAR NOT NULL,
+    old_sha            VARCHAR NOT NULL,       -- sha256 of the old edition's article text
+    new_sha            VARCHAR NOT NULL,
+    rules              VARCHAR NOT NULL,       -- eligibility.TEXT_RULES when computed
+    identical_or_short BOOLEAN NOT NULL,
+    before_ok          BOOLEAN NOT NULL,
+    after_ok           BOOLEAN NOT NULL,
+    PRIMARY KEY (lang, old_sha, new_sha)
+);
 """
 
 
-def ensure_tables(store: Store) -> None:
-    with store.connect() as con:
-        con.execute(BENCH_DDL)
+class MissingTablesError(RuntimeError):
+    """A reading step ran before the writing step that creates the builder's tables."""
+
+
+_TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", BENCH_DDL))
+
+
+def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the builder's tables on a writable connection (a writing step's transaction)."""
+    con.execute(BENCH_DDL)
+
+
+def missing_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The builder's tables the store does not have yet (a read-only reader cannot create them)."""
+    have = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    return [name for name in _TABLES if name not in have]
+
+
+def require_tables(con: duckdb.DuckDBPyConnection, step: str) -> None:
+    missing = missing_tables(con)
+    if missing:
+        raise MissingTablesError(f"{step} reads {', '.join(missing)}, which act_changes creates: materialise it first")

@@ -1,6 +1,6 @@
 """ch_act_change: consecutive PARSED editions compared on e_id."""
 
-from chpit_assets.bench.changes import build_changes
+from chpit_assets.bench.changes import build_changes, update_changes
 
 
 def test_added_removed_modified_between_consecutive_parsed_editions(store, corpus):
@@ -22,3 +22,41 @@ def test_added_removed_modified_between_consecutive_parsed_editions(store, corpu
     build_changes(store, "fr")
     build_changes(store, "de")
     assert store.frame("SELECT lang, count(*) AS n FROM ch_act_change GROUP BY lang").rows() == [("de", 3)]
+
+
+def test_rebuild_without_file_hashes_recomputes_and_drops_acts_without_editions(store, corpus):
+    # A store written directly has no sha256 to vouch for unchanged articles: every act is recomputed,
+    # so a text edited in place under the same version ids is seen.
+    act, gone = corpus.act("a"), corpus.act("b", sr="1.1")
+    for a in (act, gone):
+        corpus.edition(a, "de", "2020-01-01", "2020-12-31", {"art_1": ("1", "1 a")})
+        corpus.edition(a, "de", "2021-01-01", None, {"art_1": ("1", "1 b")})
+    corpus.flush()
+    first = update_changes(store, "de")
+    assert (first.changes.height, first.acts, first.acts_recomputed) == (2, 2, 2)
+    corpus.versions = [v for v in corpus.versions if v["act_id"] != gone]
+    corpus.articles = [a for a in corpus.articles if a["version_id"] in {v["version_id"] for v in corpus.versions}]
+    corpus.articles[-1]["text"] = "1 a"  # now identical to the old edition: no change any more
+    corpus.flush()
+    second = update_changes(store, "de")
+    assert (second.changes.height, second.acts, second.acts_recomputed) == (0, 1, 1)
+    assert store.frame("SELECT count(*) AS n FROM ch_act_change")["n"][0] == 0
+
+
+def test_rebuild_recomputes_only_acts_whose_edition_files_changed(store, corpus):
+    acts = [corpus.act(k, sr=f"1.{n}") for n, k in enumerate("ab")]
+    for act in acts:
+        corpus.edition(act, "de", "2020-01-01", "2020-12-31", {"art_1": ("1", "1 a")})
+        corpus.edition(act, "de", "2021-01-01", None, {"art_1": ("1", "1 b")})
+    corpus.flush()
+    with store.transaction() as con:  # what ingest records for every parsed edition
+        con.execute("UPDATE ch_act_version SET sha256 = sha256(eli), parser_version = '1'")
+    assert update_changes(store, "de").acts_recomputed == 2
+    assert update_changes(store, "de").acts_recomputed == 0  # nothing changed: every act's rows kept
+    # Act a's new edition was re-downloaded (new sha256) and now reads like the old one.
+    new_a = corpus.versions[1]["version_id"]
+    with store.transaction() as con:
+        con.execute("UPDATE ch_act_article SET text = '1 a' WHERE version_id = ?", [new_a])
+        con.execute("UPDATE ch_act_version SET sha256 = repeat('f', 64) WHERE version_id = ?", [new_a])
+    rebuilt = update_changes(store, "de")
+    assert (rebuilt.acts_recomputed, rebuilt.changes["act_id"].to_list()) == (1, [acts[1]])

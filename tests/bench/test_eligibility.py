@@ -186,3 +186,23 @@ def test_skip_reasons_are_the_card_names_plus_sql_rules():
     assert {"no_article_number", "no_abbreviation", "identical_or_short", "ambiguous_article",
             "overlapping_editions", "no_discriminating_unit"} <= set(SKIP_REASONS)
     assert SKIP_REASONS[0] == "no_article_number"
+
+
+def test_text_outcomes_are_reused_by_content_and_only_under_the_same_rules(store, corpus, tmp_path):
+    # B4/B5/B12 outcomes are cached per (old text, new text); a second act with the same two texts
+    # needs no second computation, and the next build computes none.
+    two_editions(corpus, corpus.act("a"))
+    two_editions(corpus, corpus.act("b", sr="1.1"))
+    corpus.flush()
+    first, _ = run_builder(store, "de", tmp_path)
+    assert (first.eligible.height, first.text_checks.height, first.text_checks_computed) == (2, 1, 1)
+    assert evaluate(store, "de").text_checks_computed == 0
+    # The cache is what decides: an outcome recorded under the current rules is taken as it is ...
+    with store.transaction() as con:
+        con.execute("UPDATE bench_text_check SET before_ok = false, after_ok = false")
+    assert evaluate(store, "de").skips["no_discriminating_unit"] == 2
+    # ... and one recorded under other rules (the floor, the scorer's text module, this code) is not.
+    with store.transaction() as con:
+        con.execute("UPDATE bench_text_check SET rules = 'older'")
+    again = evaluate(store, "de")
+    assert (again.eligible.height, again.text_checks_computed, again.skips["no_discriminating_unit"]) == (2, 1, 0)

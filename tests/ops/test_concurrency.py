@@ -11,7 +11,6 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import dagster as dg
-import pytest
 
 from chpit_assets.corpus.store import Store
 from chpit_assets.definitions import defs
@@ -39,9 +38,6 @@ def test_every_asset_of_kind_duckdb_is_in_the_writer_pool_and_only_those():
     assert writers == pooled, f"kind duckdb without the pool: {writers - pooled}; pool without the kind: {pooled - writers}"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core_split and the bench_items checks open the store writable (bench.tables.ensure_tables) "
-    "outside the duckdb_writer pool; docs/operations.md, 'Concurrency'"))
 def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path, monkeypatch):
     """Kinds are a declaration; this watches the real connections of the per-language build."""
     opened: set[tuple[str, str | None]] = set()

@@ -54,12 +54,15 @@ def _sha(data: bytes) -> str:
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"duckdb"},
           pool="duckdb_writer")
 def act_changes(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
-    """ch_act_change: added/removed/modified articles between consecutive parsed editions."""
-    frame = changes.build_changes(chpit.store, context.partition_key)
+    """ch_act_change: added/removed/modified articles between consecutive parsed editions
+    (recomputed only for acts whose parsed editions changed since the last build)."""
+    built = changes.update_changes(chpit.store, context.partition_key)
+    frame = built.changes
     by_type = dict(sorted(frame.group_by("change_type").len().rows()))
     return dg.MaterializeResult(
         data_version=dg.DataVersion(_sha(frame.write_csv().encode())),
-        metadata={"changes": frame.height, **{t: by_type.get(t, 0) for t in ("added", "removed", "modified")}},
+        metadata={"changes": frame.height, **{t: by_type.get(t, 0) for t in ("added", "removed", "modified")},
+                  "acts": built.acts, "acts_recomputed": built.acts_recomputed},
     )
 
 
@@ -78,6 +81,7 @@ def eligible_changes(
             "changes_considered": result.changes_considered,
             "eligible": result.eligible.height,
             "halves_dropped_no_discriminating_unit": result.halves_dropped_no_discriminating_unit,
+            "text_pairs_normalised": result.text_checks_computed,
             "skips": dg.MetadataValue.md(md_table(["reason", "changes"], list(result.skips.items()))),
         },
     )
