@@ -8,7 +8,7 @@ from typing import Literal
 import dagster as dg
 
 from chpit_assets.corpus.store import Store
-from chpit_assets.fedlex.catalog import Catalog, load_sample_catalog
+from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
 
 
 class ChpitStore(dg.ConfigurableResource):
@@ -55,9 +55,19 @@ class FedlexSource(dg.ConfigurableResource):
     download_concurrency: int = 4
 
     def load_catalog(self, lang: str) -> Catalog:
-        """The catalog restricted to one language, from the configured source."""
-        if self.mode == "sample":
-            return load_sample_catalog(Path(self.sample_dir)).for_lang(lang)
-        from chpit_assets.fedlex.sparql import fetch_catalog
+        """The catalog restricted to one language, from the configured source.
 
-        return fetch_catalog(self.sparql_url, sr_numbers=self.sr_numbers or None, langs=[lang]).for_lang(lang)
+        An empty answer is refused: downstream it would read as "every edition withdrawn" and
+        clear the language from the store, while it nearly always means a source or query fault.
+        """
+        if self.mode == "sample":
+            catalog = load_sample_catalog(Path(self.sample_dir)).for_lang(lang)
+            source = self.sample_dir
+        else:
+            from chpit_assets.fedlex.sparql import fetch_catalog
+
+            catalog = fetch_catalog(self.sparql_url, sr_numbers=self.sr_numbers or None, langs=[lang]).for_lang(lang)
+            source = self.sparql_url
+        if not catalog.editions:
+            raise CatalogError(f"the {self.mode} catalog ({source}) lists no edition in {lang!r}; refusing to clear it")
+        return catalog

@@ -79,3 +79,20 @@ def test_workspace_yaml_loads_in_the_dagster_cli(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "chpit" in done.stdout + done.stderr
+
+
+def test_an_empty_language_catalog_is_refused_not_treated_as_all_withdrawn(tmp_path):
+    import json
+
+    import pytest
+
+    from chpit_assets.fedlex.catalog import CatalogError
+
+    sample = ROOT / "data" / "fedlex-sample"
+    raw = json.loads((sample / "catalog.json").read_text(encoding="utf-8"))
+    for act in raw["acts"]:
+        act["editions"] = [e for e in act["editions"] if e["lang"] != "rm"]
+    (tmp_path / "catalog.json").write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(CatalogError, match="no edition in 'rm'"):
+        FedlexSource(sample_dir=str(tmp_path)).load_catalog("rm")
+    assert FedlexSource(sample_dir=str(sample)).load_catalog("rm").editions
