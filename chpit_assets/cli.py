@@ -21,7 +21,7 @@ DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def run(langs: list[str], systems: list[str]) -> int:
+def run(langs: list[str], systems: list[str], model_config: dict) -> int:
     from chpit_assets.definitions import defs
     from chpit_assets.defs.runs.pipeline import run_benchmark
 
@@ -38,7 +38,8 @@ def run(langs: list[str], systems: list[str]) -> int:
         if not result.success:
             return 1
     bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
-    if not run_benchmark(defs, instance, systems, bench_langs, run_config=_QUIET):
+    run_config = {**_QUIET, "resources": {"model": {"config": model_config}}}
+    if not run_benchmark(defs, instance, systems, bench_langs, run_config=run_config):
         return 1
     print("outputs: data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}")
     return 0
@@ -54,12 +55,27 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(DEFAULT_RUN_SYSTEMS),
         help="comma-separated system keys: oracle, recite, <model-slug>/{closed,current,pit,agentic}",
     )
+    model = run_parser.add_argument_group(
+        "model endpoint", "for <model-slug>/<mode> systems; default: the local SmolLM2 server, started per run"
+    )
+    model.add_argument("--model-slug", default="smollm2-135m", help="the slug named in system keys")
+    model.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, e.g. https://openrouter.ai/api/v1")
+    model.add_argument("--model", default="", help="model name sent to the endpoint (default: the slug)")
+    model.add_argument("--api-key-env", default="", help="NAME of the environment variable holding the API key")
+    model.add_argument("--max-tokens", type=int, default=8192, help="answer budget; a cut-off reply is retried once at twice it (R3)")
+    model.add_argument("--workers", type=int, default=2)
+    model.add_argument("--confirm-spend", action="store_true", help="run a paid endpoint after the cost estimate")
     args = parser.parse_args(argv)
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     unknown = sorted(set(langs) - set(LANGS))
     if unknown:
         parser.error(f"unknown language(s) {unknown}; known: {list(LANGS)}")
-    return run(langs, [s.strip() for s in args.systems.split(",") if s.strip()])
+    model_config = {
+        "slug": args.model_slug, "base_url": args.base_url, "model": args.model, "api_key_env": args.api_key_env,
+        "max_tokens": args.max_tokens, "retry_max_tokens": 2 * args.max_tokens, "workers": args.workers,
+        "confirm": args.confirm_spend,
+    }
+    return run(langs, [s.strip() for s in args.systems.split(",") if s.strip()], model_config)
 
 
 if __name__ == "__main__":

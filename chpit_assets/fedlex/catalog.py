@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import date
 from pathlib import Path
 
@@ -61,10 +62,15 @@ class Catalog:
         return Catalog(tuple(a for a in self.acts if a.eli in elis), editions)
 
     def act(self, eli: str) -> CatalogAct:
-        for a in self.acts:
-            if a.eli == eli:
-                return a
-        raise CatalogError(f"no act {eli} in the catalog")
+        try:
+            return self._acts_by_eli[eli]
+        except KeyError:
+            raise CatalogError(f"no act {eli} in the catalog") from None
+
+    @cached_property
+    def _acts_by_eli(self) -> dict[str, CatalogAct]:
+        # Looked up once per edition: a dict keeps a 12,000-edition ingest linear.
+        return {a.eli: a for a in self.acts}
 
 
 def _date(value: str | None, what: str) -> date | None:

@@ -63,6 +63,9 @@ class ModelEndpoint(dg.ConfigurableResource):
     price_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
     timeout_s: float = 300.0
+    # R3's published settings; a small local model may ramble to the limit, so local runs often lower it.
+    max_tokens: int = 8192
+    retry_max_tokens: int = 16384
 
     @contextmanager
     def endpoints(self, slug: str | None) -> Iterator[dict[str, EndpointConfig]]:
@@ -71,6 +74,7 @@ class ModelEndpoint(dg.ConfigurableResource):
             yield {}  # an unconfigured slug becomes build_system's UnknownSystemError
             return
         settings = dict(api_key_env=self.api_key_env or None, timeout_s=self.timeout_s,
+                        max_tokens=self.max_tokens, retry_max_tokens=self.retry_max_tokens,
                         price_input_per_mtok=self.price_input_per_mtok, price_output_per_mtok=self.price_output_per_mtok)
         if self.base_url:
             yield {slug: EndpointConfig(self.base_url, self.model or slug, **settings)}
