@@ -9,9 +9,9 @@ from .candidate import Candidate, load_candidate
 from .errors import GateFailed, PublishError, UploadError
 from .gate import CRITICAL_CHECKS, CountBounds, GateReport, evaluate_gate
 from .hub import HubTarget, hub_target
-from .publication import Publication, publish
+from .publication import Published, publish
 
 __all__ = [
-    "CRITICAL_CHECKS", "Candidate", "CountBounds", "GateFailed", "GateReport", "HubTarget", "Publication",
+    "CRITICAL_CHECKS", "Candidate", "CountBounds", "GateFailed", "GateReport", "HubTarget", "Published",
     "PublishError", "UploadError", "evaluate_gate", "hub_target", "load_candidate", "publish",
 ]

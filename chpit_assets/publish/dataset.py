@@ -26,11 +26,11 @@ SPLITS = ("core", "full")
 CARD = "README.md"
 
 # Pinned so the bytes depend on the data alone (and the pinned pyarrow, which names itself in created_by).
-_PARQUET_OPTIONS = dict(
-    version="2.6", compression="zstd", compression_level=9, use_dictionary=True, write_statistics=True,
-    data_page_version="1.0", data_page_size=1 << 20, use_compliant_nested_type=True, store_schema=True,
-    write_page_index=False, write_page_checksum=False,
-)
+_PARQUET_OPTIONS = {
+    "version": "2.6", "compression": "zstd", "compression_level": 9, "use_dictionary": True,
+    "write_statistics": True, "data_page_version": "1.0", "data_page_size": 1 << 20,
+    "use_compliant_nested_type": True, "store_schema": True, "write_page_index": False, "write_page_checksum": False,
+}
 
 
 def shard_path(lang: str, split: str) -> str:
@@ -97,18 +97,17 @@ def render_card(candidate: Candidate, load_name: str) -> str:
            f"{built}. Items per language: {counts}."]
     if empty:
         out.append(f"No items in this build for {', '.join(empty)}: those languages have no config and no files.")
+    summary = ("CH-PiT asks whether an answer is grounded in the version of a Swiss federal article that was "
+               "actually in force on the date asked: every item pairs the edition valid on `as_of` (gold) with the "
+               "adjacent edition (distractor) of the same article.")
+    licence = ("Every item is derived from Fedlex, the Swiss federal law portal (fedlex.admin.ch): consolidated "
+               f'Akoma Ntoso XML editions of federal acts; every item\'s `source` reads "{SOURCE}". '
+               "Fedlex data may be reused free of charge, provided the source is "
+               f'acknowledged ("{LICENCE}" -- the licence note stamped on every item\'s `licence` field). This card '
+               "and every item's `source` and `licence` fields carry that attribution forward. See "
+               "https://www.fedlex.admin.ch/ for Fedlex's own terms.")
     out += ["", f'Load with `load_dataset("{load_name}", "{langs[0]}", split="core")`; `split="full"` gives every item.',
-            "", "CH-PiT asks whether an answer is grounded in the version of a Swiss federal article that was "
-            "actually in force on the date asked: every item pairs the edition valid on `as_of` (gold) with the "
-            "adjacent edition (distractor) of the same article.",
-            "", "## Source and licence", "",
-            "Every item is derived from Fedlex, the Swiss federal law portal (fedlex.admin.ch): consolidated "
-            f'Akoma Ntoso XML editions of federal acts; every item\'s `source` reads "{SOURCE}". '
-            "Fedlex data may be reused free of charge, provided the source is "
-            f'acknowledged ("{LICENCE}" -- the licence note stamped on every item\'s `licence` field). This card '
-            "and every item's `source` and `licence` fields carry that attribution forward. See "
-            "https://www.fedlex.admin.ch/ for Fedlex's own terms.",
-            "", "## Build report", ""]
+            "", summary, "", "## Source and licence", "", licence, "", "## Build report", ""]
     rows = [[lang, report.get(lang, {}).get("changes_considered", 0), report.get(lang, {}).get("selected", 0),
              len(candidate.items[lang]), len(candidate.core(lang)), report.get(lang, {}).get("items_new", 0)]
             for lang in candidate.items]

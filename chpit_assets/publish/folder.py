@@ -66,10 +66,11 @@ def swap_in(staged: Path, publish_dir: Path) -> None:
 
 
 def published_counts(publish_dir: Path) -> dict[str, int]:
-    """Items per language in the live publication (from the full shards' parquet footers)."""
-    recover(publish_dir)
+    """Items per language in the live publication (from the full shards' parquet footers). Read-only:
+    after a crash between the swap's renames the live build is the one in `<publish>.previous`."""
+    live = publish_dir if publish_dir.exists() else _previous(publish_dir)
     counts: dict[str, int] = defaultdict(int)
-    for shard in sorted(publish_dir.glob("data/*/full-*.parquet")):
+    for shard in sorted(live.glob("data/*/full-*.parquet")):
         counts[shard.parent.name] += pq.read_metadata(shard).num_rows
     return dict(counts)
 

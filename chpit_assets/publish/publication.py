@@ -23,7 +23,7 @@ from .hub import HubTarget, upload
 
 
 @dataclass
-class Publication:
+class Published:
     folder: Path
     files: dict[str, str]                  # relative path -> sha256
     commit_url: str | None                 # set when uploaded
@@ -32,7 +32,7 @@ class Publication:
 
 
 def publish(candidate: Candidate, gate: GateReport, publish_dir: Path, *, hub: HubTarget | None,
-            local_reason: str | None, frozen_dir: Path | str, load_name: str) -> Publication:
+            local_reason: str | None, frozen_dir: Path | str, load_name: str) -> Published:
     """Publish `candidate`; raises GateFailed, touching nothing, unless `gate` passed on it.
 
     `load_name` is what the card tells readers to pass to `load_dataset` (the repo id, or the
@@ -49,7 +49,7 @@ def publish(candidate: Candidate, gate: GateReport, publish_dir: Path, *, hub: H
     finally:
         shutil.rmtree(staged, ignore_errors=True)  # gone after a successful swap; a failed one leaves no litter
     if hub is None:
-        return Publication(publish_dir, files, None, local_reason)
+        return Published(publish_dir, files, None, local_reason)
     commit_url = upload(publish_dir, hub, f"CH-PiT build {candidate.build}")
     added = {lang: record_published(frozen_dir, lang, candidate.items[lang]) for lang in candidate.published_langs}
-    return Publication(publish_dir, files, commit_url, None, added)
+    return Published(publish_dir, files, commit_url, None, added)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import base64
 import json
 import threading
-
-import yaml
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import yaml
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Commit:
 
 @dataclass
 class FakeHub:
-    fail_commits: bool = False            # answer every commit with HTTP 500
+    fail_commits: bool = False            # answer every commit with HTTP 403 (not retried, unlike a 5xx)
     repos: list[str] = field(default_factory=list)
     commits: list[Commit] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)   # every request as "METHOD path", in order
@@ -77,7 +77,7 @@ class FakeHub:
                         {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]})
                 if parts[:2] == ["api", "datasets"] and parts[4] == "commit":
                     if hub.fail_commits:
-                        return self._send(500, {"error": "the fake hub refuses this commit"})
+                        return self._send(403, {"error": "the fake hub refuses this commit (token without write access)"})
                     lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
                     header = next(line["value"] for line in lines if line["key"] == "header")
                     files = {line["value"]["path"]: base64.b64decode(line["value"]["content"])

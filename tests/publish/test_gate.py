@@ -19,10 +19,10 @@ def candidate(data) -> Candidate:
     return load_candidate(data / "build", data / "results", data / "report", LANGS)
 
 
-def gate(candidate: Candidate, *, frozen=None, previous=None, bounds=CountBounds(), failures=(), scored=None):
+def gate(candidate: Candidate, *, frozen=None, previous=None, bounds=None, failures=(), scored=None):
     scored = scored if scored is not None else {lang: {i["id"] for i in candidate.core(lang)} for lang in LANGS}
     return evaluate_gate(candidate, oracle_failures=list(failures), oracle_scored_ids=scored,
-                         frozen=frozen or {}, previous_counts=previous or {}, bounds=bounds)
+                         frozen=frozen or {}, previous_counts=previous or {}, bounds=bounds or CountBounds())
 
 
 def failed(report) -> dict[str, list[str]]:
@@ -108,7 +108,7 @@ def test_counts_must_agree_with_the_build_report(candidate):
 
 def test_the_oracle_must_have_proved_exactly_the_published_core(candidate):
     core = {i["id"] for i in candidate.core("de")}
-    missing = sorted(core)[0]
+    missing = min(core)
     offenders = failed(gate(candidate, scored={"de": core - {missing}}))
     assert offenders == {"oracle_one": [f"de: 1 core items without an oracle verdict, e.g. ['{missing}']"]}
     reason = "de: 8/9 grounded_correct; first failing ids ['x']"

@@ -19,6 +19,7 @@ from chpit_assets.publish import (
     CountBounds,
     GateFailed,
     GateReport,
+    UploadError,
     evaluate_gate,
     hub_target,
     load_candidate,
@@ -115,6 +116,9 @@ def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication
                          frozen_dir=publication.frozen_dir, load_name=publication.repo_id or LOCAL_LOAD_NAME)
     except GateFailed as exc:
         raise dg.Failure(description=str(exc)) from exc
+    except UploadError as exc:
+        raise dg.Failure(description=f"{exc}; {chpit.publish_dir} holds the gated build, the frozen record is "
+                                     "unchanged; re-run hf_dataset to retry the upload") from exc
     if result.local_reason:
         context.log.warning(f"hf_dataset: {result.local_reason}; written to {result.folder} only")
     else:

@@ -1,0 +1,199 @@
+"""hf_dataset through Dagster on the real sample: the published folder loads with `datasets`,
+publications are byte-identical, a failed gate publishes nothing and leaves the previous build
+byte-for-byte, the no-token path says it stayed local, and an upload reaches a loopback Hub."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import dagster as dg
+import yaml
+
+from chpit_assets.publish.folder import folder_files
+from chpit_assets.synthetic import SYNTHETIC_ELI_ROOT
+
+from .conftest import publish_run
+from .fake_hub import FakeHub
+
+HF = dg.AssetKey("hf_dataset")
+
+
+def items_of(data, lang="de") -> list[dict]:
+    return [json.loads(line) for line in (data / "build" / f"bench-{lang}.jsonl").read_text().splitlines()]
+
+
+def rewrite(data, items, lang="de") -> None:
+    (data / "build" / f"bench-{lang}.jsonl").write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))
+
+
+def checks(result) -> dict[str, dg.AssetCheckEvaluation]:
+    return {c.check_name: c for c in result.get_asset_check_evaluations()}
+
+
+def hf_metadata(result) -> dict:
+    [mat] = [m for m in result.asset_materializations_for_node("hf_dataset")]
+    return {k: v.value for k, v in mat.metadata.items()}
+
+
+def leftovers(data) -> list[str]:
+    return sorted(p.name for p in data.iterdir() if p.name.startswith(".publish") or p.name.endswith(".previous"))
+
+
+def test_publish_then_load_with_datasets(data, tmp_path):
+    from datasets import load_dataset
+
+    with dg.instance_for_test() as instance:
+        result = publish_run(data, instance, {"frozen_dir": str(tmp_path / "frozen")})
+    assert result.success
+    assert {name: c.passed for name, c in checks(result).items()} == {
+        "oracle_one": True, "ids_unique": True, "published_items_frozen": True, "item_counts_in_bounds": True,
+        "texts_not_empty": True, "schema_exact": True, "no_synthetic_acts": True}
+    publish = data / "publish"
+    assert sorted(folder_files(publish)) == [
+        "README.md", "data/de/core-00000-of-00001.parquet", "data/de/full-00000-of-00001.parquet"]
+    items = items_of(data)
+    core = [i for i in items if i["core"]]
+    ds = load_dataset(str(publish), "de", split="core", cache_dir=str(tmp_path / "hf-cache"))
+    assert ds["id"] == [i["id"] for i in core] and ds[0]["gold"]["text"] == core[0]["gold"]["text"]
+    assert ds[0]["distractor"]["version_id"] == core[0]["distractor"]["version_id"]
+    assert {r["recite_label"] for r in ds} == {"grounded_correct", "grounded_wrong_version"}  # stamped from recite
+    assert len(load_dataset(str(publish), "de", split="full", cache_dir=str(tmp_path / "hf-cache"))) == len(items)
+
+    card = (publish / "README.md").read_text()
+    meta = yaml.safe_load(card.split("---")[1])
+    assert meta["license"] == "other" and meta["language"] == ["de"]
+    assert meta["configs"] == [{"config_name": "de", "default": True, "data_files": [
+        {"split": "core", "path": "data/de/core-*.parquet"}, {"split": "full", "path": "data/de/full-*.parquet"}]}]
+    assert "Fedlex data may be reused free of charge with source attribution" in card
+    assert "No items in this build for fr, it" in card and "| de | 7 | 5 | 9 | 9 | 9 |" in card
+    assert "| identical_or_short | 2 | 0 | 0 |" in card
+    assert "| recite | 9 | 55.6 | 44.4 |" in card  # the report's results table
+    # no token, no repo: written locally, and the materialisation says so
+    assert hf_metadata(result)["upload"] == "local only: repo_id and $HF_TOKEN not set"
+    assert not (tmp_path / "frozen").exists() and leftovers(data) == []
+
+
+def test_two_publications_are_byte_identical(data, sample_data, tmp_path):
+    other = tmp_path / "elsewhere" / "data"
+    for part in ("build", "results", "report"):
+        shutil.copytree(sample_data / part, other / part)
+    with dg.instance_for_test() as instance:
+        assert publish_run(data, instance).success and publish_run(other, instance).success
+    published = folder_files(data / "publish")
+    assert published == folder_files(other / "publish") and len(published) == 3
+
+
+def _duplicate_id(data) -> str:
+    items = items_of(data)
+    items[1]["id"] = items[0]["id"]
+    rewrite(data, items)
+    return f"de: {items[0]['id']}: duplicate id"
+
+
+def _drop_oracle(data) -> str:
+    (data / "results" / "oracle" / "de.scored.jsonl").unlink()
+    return "de: 0 scored oracle lines for 9 core items"
+
+
+def _synthetic(data) -> str:
+    items = items_of(data)
+    items[2]["gold"]["eli"] = f"{SYNTHETIC_ELI_ROOT}/2022/491/20250401"
+    rewrite(data, items)
+    return f"de: {items[2]['id']}: synthetic act"
+
+
+BREAKAGES = [(_duplicate_id, "ids_unique"), (_drop_oracle, "oracle_one"), (_synthetic, "no_synthetic_acts")]
+
+
+def test_a_failed_gate_publishes_nothing_and_keeps_the_previous_build(data, tmp_path):
+    pristine = tmp_path / "pristine"
+    shutil.copytree(data, pristine)
+    with dg.instance_for_test() as instance:
+        assert publish_run(data, instance).success
+        before = folder_files(data / "publish")
+        for breakage, check in BREAKAGES:
+            offender = breakage(data)
+            result = publish_run(data, instance)
+            assert not result.success
+            failing = {name: c for name, c in checks(result).items() if not c.passed}
+            assert list(failing) == [check], breakage.__name__
+            assert offender in failing[check].metadata["offenders"].value  # the UI names what failed
+            assert failing[check].description.startswith("FAILED: ") and offender in failing[check].description
+            assert not result.asset_materializations_for_node("hf_dataset")  # the blocking check stopped it
+            assert folder_files(data / "publish") == before and leftovers(data) == []
+            if breakage is _synthetic:
+                # Selected alone, hf_dataset runs the same gate itself and refuses.
+                alone = publish_run(data, instance, selection=[HF])
+                assert not alone.success
+                failure = next(e for e in alone.all_events if e.is_step_failure).step_failure_data.user_failure_data
+                assert failure.description.startswith(f"gate FAILED: {check} ({offender}")
+                assert "left as it was" in failure.description
+                assert folder_files(data / "publish") == before
+            for part in ("build", "results"):
+                shutil.rmtree(data / part)
+                shutil.copytree(pristine / part, data / part)
+
+
+def test_a_collapsed_language_is_refused_against_the_previous_publication(data):
+    with dg.instance_for_test() as instance:
+        assert publish_run(data, instance).success
+        before = folder_files(data / "publish")
+        items = items_of(data)[:4]
+        rewrite(data, items)
+        report = json.loads((data / "build" / "build-report.json").read_text())
+        report["de"]["items"] = 4
+        (data / "build" / "build-report.json").write_text(json.dumps(report))
+        result = publish_run(data, instance, {"max_drop": 0.5})
+        failing = {name: c for name, c in checks(result).items() if not c.passed}
+        assert list(failing) == ["item_counts_in_bounds"]
+        assert "de: 4 items, the previous publication had 9" in failing["item_counts_in_bounds"].metadata["offenders"].value
+    assert folder_files(data / "publish") == before
+
+
+def test_upload_to_a_loopback_hub_then_the_frozen_record_grows(data, tmp_path, monkeypatch):
+    hub = FakeHub()
+    frozen = tmp_path / "frozen"
+    config = {"repo_id": "overthelex/ch-pit", "hub_endpoint": hub.url, "frozen_dir": str(frozen)}
+    monkeypatch.setenv("HF_TOKEN", "hf_loopback_token")
+    try:
+        with dg.instance_for_test() as instance:
+            result = publish_run(data, instance, config)
+            assert result.success
+            [commit] = hub.commits
+            assert commit.repo == "overthelex/ch-pit" and commit.revision == "main" and commit.token == "hf_loopback_token"
+            assert commit.summary == "CH-PiT build dev" and hub.repos == ["overthelex/ch-pit:dataset"]
+            assert commit.files == folder_files(data / "publish")
+            assert 'load_dataset("overthelex/ch-pit", "de", split="core")' in commit.files["README.md"].decode()
+            meta = hf_metadata(result)
+            assert meta["upload"].endswith("/datasets/overthelex/ch-pit/commit/" + "0" * 39 + "1")
+            assert meta["frozen_added"] == {"de": 9}
+            recorded = [json.loads(line) for line in (frozen / "de.jsonl").read_text().splitlines()]
+            assert [i["id"] for i in recorded] == sorted(i["id"] for i in items_of(data))
+            assert {i["recite_label"] for i in recorded} == {"grounded_correct", "grounded_wrong_version"}
+            record = (frozen / "de.jsonl").read_bytes()
+
+            # The same build again: the record does not change; the gate now checks against it.
+            again = publish_run(data, instance, config)
+            assert again.success and hf_metadata(again)["frozen_added"] == {"de": 0}
+            assert (frozen / "de.jsonl").read_bytes() == record
+            assert all(c.passed for c in checks(again).values())
+    finally:
+        hub.close()
+
+
+def test_a_failed_upload_keeps_the_frozen_record_as_it_was(data, tmp_path, monkeypatch):
+    hub = FakeHub(fail_commits=True)
+    monkeypatch.setenv("HF_TOKEN", "hf_loopback_token")
+    config = {"repo_id": "overthelex/ch-pit", "hub_endpoint": hub.url, "frozen_dir": str(tmp_path / "frozen")}
+    try:
+        with dg.instance_for_test() as instance:
+            result = publish_run(data, instance, config)
+    finally:
+        hub.close()
+    assert not result.success and hub.commits == []
+    failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data.user_failure_data
+    assert "dataset overthelex/ch-pit failed: 403" in failure.description
+    assert "the frozen record is unchanged; re-run hf_dataset to retry" in failure.description
+    assert not (tmp_path / "frozen").exists()  # nothing became public, so nothing is frozen
+    assert (data / "publish" / "README.md").exists()  # the gated build is published locally; a re-run retries
