@@ -1,18 +1,29 @@
-"""Build time and peak memory of the benchmark builder (issue 4).
+"""Build time and peak memory of the benchmark builder (issues 4 and 7).
 
-    .venv/bin/python benchmarks/bench_builder.py [--acts 400 --editions 6 --articles 60] [--write docs/perf/builder.md]
+    nice .venv/bin/python benchmarks/bench_builder.py [--acts 400 --editions 6 --articles 60]
+        [--synthetic-acts 300 --synthetic-editions 4] [--code CHECKOUT] [--write docs/perf/builder.md]
 
-Two scenarios, each in its own process so peak RSS (ru_maxrss) is that scenario's alone:
+Scenarios, each phase in its own process so peak RSS (ru_maxrss) is that phase's alone and DuckDB
+starts cold, as in a Dagster step:
   sample       the shipped Fedlex sample, German (ingested first; ingestion is not timed)
   constructed  a generated store: --acts acts x --editions editions x --articles articles in
                German, every article's one changing paragraph amended in a third of the editions
-Timed per step: act_changes, eligible_changes, bench_items (incl. core flags), core file, report.
+  incremental  a synthetic corpus (`chpit_assets.synthetic`, --synthetic-acts x --synthetic-editions
+               x de/fr/it) through the real ingest; the full build of all three languages, then
+               `append_edition` (one word changed in one act, every language), ingest again and the
+               rebuild on the same store: what a rebuild after one Fedlex update costs
+Timed per step: act_changes, eligible_changes, bench_items (incl. core flags), core file, report;
+ingest is timed in the incremental scenario for scale (it is not the builder's).
+
+--code runs the builder of another checkout (e.g. `git archive <commit> | tar -x -C /tmp/old`),
+so that before/after figures come from one script on one machine, side by side.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import resource
@@ -24,7 +35,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+LANGS = ("de", "fr", "it")
 
 
 def constructed_store(store, acts: int, editions: int, articles: int) -> int:
@@ -67,11 +78,47 @@ def constructed_store(store, acts: int, editions: int, articles: int) -> int:
     return len(article_rows)
 
 
-def run_scenario(name: str, acts: int, editions: int, articles: int) -> dict:
+def builder_steps(store, build_dir: Path, langs: tuple[str, ...]) -> tuple[dict[str, float], dict]:
+    """The builder's steps for `langs`, then the report, as the checkout's Dagster assets call them;
+    returns seconds per step (summed over languages) and counts of the last language."""
+    from chpit_assets.bench import eligibility, items
     from chpit_assets.bench.build_report import build_report, write_report
     from chpit_assets.bench.changes import build_changes
-    from chpit_assets.bench.eligibility import evaluate, write_eligible
-    from chpit_assets.bench.items import BuildSettings, build_items, write_core, write_items
+
+    def eligible(lang):
+        if hasattr(eligibility, "update_eligible"):  # one transaction per asset
+            return eligibility.update_eligible(store, lang)
+        result = eligibility.evaluate(store, lang)
+        eligibility.write_eligible(store, result)
+        return result
+
+    def bench_items(lang):
+        if hasattr(items, "update_items"):
+            return items.update_items(store, build_dir, lang, items.BuildSettings(), build_dir / "frozen")[0]
+        built = items.build_items(store, lang, items.BuildSettings(), [])
+        items.write_items(store, build_dir, built)
+        return built
+
+    steps: dict[str, float] = {}
+
+    def timed(step, fn):
+        t = time.perf_counter()
+        out = fn()
+        steps[step] = round(steps.get(step, 0.0) + time.perf_counter() - t, 3)
+        return out
+
+    for lang in langs:
+        changes = timed("act_changes", lambda: build_changes(store, lang))
+        elig = timed("eligible_changes", lambda: eligible(lang))
+        built = timed("bench_items", lambda: bench_items(lang))
+        timed("core_split", lambda: items.write_core(store, build_dir, lang))
+    timed("build_report", lambda: write_report(build_dir / "build-report.json", build_report(store, None)))
+    counts = {"changes": changes.height, "modified": int((changes["change_type"] == "modified").sum()),
+              "eligible": elig.eligible.height, "items": len(built.items)}
+    return steps, counts
+
+
+def run_scenario(name: str, acts: int, editions: int, articles: int) -> dict:
     from chpit_assets.corpus.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-builder-"))
@@ -85,66 +132,119 @@ def run_scenario(name: str, acts: int, editions: int, articles: int) -> dict:
     else:
         size = constructed_store(store, acts, editions, articles)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    steps: dict[str, float] = {}
-
-    def timed(step, fn):
-        t = time.perf_counter()
-        out = fn()
-        steps[step] = round(time.perf_counter() - t, 3)
-        return out
-
-    changes = timed("act_changes", lambda: build_changes(store, "de"))
-    elig = timed("eligible_changes", lambda: evaluate(store, "de"))
-    timed("eligible_write", lambda: write_eligible(store, elig))
-    built = timed("bench_items", lambda: build_items(store, "de", BuildSettings(), []))
-    timed("bench_items_write", lambda: write_items(store, tmp / "build", built))
-    timed("core_split", lambda: write_core(store, tmp / "build", "de"))
-    timed("build_report", lambda: write_report(tmp / "build" / "build-report.json", build_report(store, None)))
+    steps, counts = builder_steps(store, tmp / "build", ("de",))
     return {
-        "scenario": name, "article_rows": size, "changes": changes.height,
-        "modified": int((changes["change_type"] == "modified").sum()),
-        "eligible": elig.eligible.height, "items": len(built.items), "seconds": steps,
+        "scenario": name, "article_rows": size, **counts, "seconds": steps,
         "total_seconds": round(sum(steps.values()), 3),
         "peak_rss_mb_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "rss_mb_before_build": round(rss_before / 1024, 1),
     }
 
 
+def run_phase(corpus: Path, work: Path) -> dict:
+    """Ingest the synthetic corpus into WORK's store (reusing what is there), then build every language."""
+    from chpit_assets.corpus.ingest import ingest_language
+    from chpit_assets.corpus.store import Store
+    from chpit_assets.fedlex.catalog import load_sample_catalog
+
+    store = Store(work / "chpit.duckdb")
+    catalog = load_sample_catalog(corpus)
+    start = time.perf_counter()
+    for lang in LANGS:
+        ingest_language(store, catalog, lang, work / "cache")
+    ingest_s = round(time.perf_counter() - start, 3)
+    steps, counts = builder_steps(store, work / "build", LANGS)
+    return {"ingest_seconds": ingest_s, "seconds": steps, "total_seconds": round(sum(steps.values()), 3),
+            **counts, "peak_rss_mb_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def run_incremental(args) -> dict:
+    from chpit_assets.fedlex.catalog import load_sample_catalog
+    from chpit_assets.synthetic.generator import Params, append_edition, generate, next_month
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-builder-"))
+    corpus, work = tmp / "synthetic", tmp / "work"
+    summary = generate(Params(acts=args.synthetic_acts, editions_per_act=args.synthetic_editions, langs=LANGS,
+                              seed=1), corpus, ROOT / "data" / "fedlex-sample", workers=2)
+    full = _phase(args, corpus, work)
+    catalog = load_sample_catalog(corpus)
+    act = catalog.acts[0]
+    append_edition(corpus, act.eli, next_month(max(e.date_applicability for e in catalog.editions
+                                                   if e.act_eli == act.eli)))
+    incremental = _phase(args, corpus, work)
+    return {"scenario": "incremental", "editions": summary.editions, "files": summary.files,
+            "full": full, "incremental": incremental}
+
+
+def _child(args, *extra: str) -> dict:
+    cmd = [sys.executable, __file__, "--code", str(args.code), *extra]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _phase(args, corpus: Path, work: Path) -> dict:
+    return _child(args, "--phase", str(corpus), str(work))
+
+
+def _markdown(args, results: list[dict]) -> str:
+    lines = [f"\n## {time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.node()} ({platform.machine()}, "
+             f"{os.cpu_count()} cores, {platform.processor() or platform.system()}, Python {platform.python_version()}, "
+             f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}), code: {args.code}\n",
+             "| scenario | article rows | modified changes | eligible | items | act_changes s | eligible_changes s | "
+             "bench_items s | core s | report s | total s | peak RSS MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        runs = [(r["scenario"], r)] if "full" not in r else [
+            (f"synthetic {r['editions']:,} editions, {phase} build (3 languages)", r[phase])
+            for phase in ("full", "incremental")]
+        for name, x in runs:
+            s = x["seconds"]
+            lines.append(f"| {name} | {x.get('article_rows', '')} | {x['modified']} | {x['eligible']} | {x['items']} | "
+                         f"{s['act_changes']} | {s['eligible_changes']} | {s['bench_items']} | {s['core_split']} | "
+                         f"{s['build_report']} | {x['total_seconds']} | {x['peak_rss_mb_process']} |")
+        if "full" in r:
+            full, inc = r["full"], r["incremental"]
+            lines.append(f"\nIncremental builder / full builder: {inc['total_seconds'] / full['total_seconds']:.1%}; "
+                         f"ingest (not the builder's) full {full['ingest_seconds']} s, incremental "
+                         f"{inc['ingest_seconds']} s; incremental (ingest + builder) / full (ingest + builder): "
+                         f"{(inc['ingest_seconds'] + inc['total_seconds']) / (full['ingest_seconds'] + full['total_seconds']):.1%}.")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", choices=["sample", "constructed"])
+    parser.add_argument("--scenario", choices=["sample", "constructed", "incremental"], action="append",
+                        help="run only these (repeatable); default all three")
     parser.add_argument("--acts", type=int, default=400)
     parser.add_argument("--editions", type=int, default=6)
     parser.add_argument("--articles", type=int, default=60)
+    parser.add_argument("--synthetic-acts", type=int, default=300)
+    parser.add_argument("--synthetic-editions", type=int, default=4)
+    parser.add_argument("--code", type=Path, default=ROOT, help="checkout whose chpit_assets is measured")
     parser.add_argument("--write", type=Path, help="append the figures to this markdown file")
+    parser.add_argument("--one", help=argparse.SUPPRESS)                  # child: one sample/constructed run
+    parser.add_argument("--phase", nargs=2, type=Path, help=argparse.SUPPRESS)  # child: CORPUS WORK
     args = parser.parse_args()
-    if args.scenario:
-        print(json.dumps(run_scenario(args.scenario, args.acts, args.editions, args.articles)))
+    sys.path.insert(0, str(args.code.resolve()))
+    if args.one:
+        print(json.dumps(run_scenario(args.one, args.acts, args.editions, args.articles)))
+        return 0
+    if args.phase:
+        print(json.dumps(run_phase(*args.phase)))
         return 0
     results = []
-    for scenario in ("sample", "constructed"):
-        out = subprocess.run(
-            [sys.executable, __file__, "--scenario", scenario, "--acts", str(args.acts),
-             "--editions", str(args.editions), "--articles", str(args.articles)],
-            check=True, capture_output=True, text=True,
-        ).stdout
-        results.append(json.loads(out.strip().splitlines()[-1]))
-        print(json.dumps(results[-1]))
+    for scenario in args.scenario or ["sample", "constructed", "incremental"]:
+        if scenario == "incremental":
+            results.append(run_incremental(args))
+        else:
+            results.append(_child(args, "--one", scenario, "--acts", str(args.acts), "--editions", str(args.editions),
+                                  "--articles", str(args.articles)))
+        print(json.dumps(results[-1]), flush=True)
+    text = _markdown(args, results)
+    print(text)
     if args.write:
-        lines = [f"\n## {time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.node()} ({platform.machine()}, "
-                 f"{platform.processor() or platform.system()}, Python {platform.python_version()})\n",
-                 "| scenario | article rows | modified changes | eligible | items | act_changes s | "
-                 "eligible_changes s (evaluate + write) | bench_items s (build + write) | core s | report s | total s | "
-                 "peak RSS MB |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for r in results:
-            s = r["seconds"]
-            lines.append(f"| {r['scenario']} | {r['article_rows']} | {r['modified']} | {r['eligible']} | "
-                         f"{r['items']} | {s['act_changes']} | {s['eligible_changes']} + {s['eligible_write']} | "
-                         f"{s['bench_items']} + {s['bench_items_write']} | {s['core_split']} | {s['build_report']} | "
-                         f"{r['total_seconds']} | {r['peak_rss_mb_process']} |")
         with args.write.open("a", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
+            fh.write(text)
     return 0
 
 

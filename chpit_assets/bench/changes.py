@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from chpit_assets.corpus.store import Store, insert
+from chpit_assets.corpus.store import Store
 
-from .tables import ensure_tables
+from .tables import ensure_tables, replace_rows
 
 # Ties on date_applicability (two editions of one act and language on the same day) are
 # broken by version_id so the pairing is still a pure function of the store. `_acts` holds
@@ -100,18 +100,17 @@ def update_changes(store: Store, lang: str) -> ChangeBuild:
         ).pl()
         kept = current.join(stored, on=["act_id", "fingerprint"], how="semi").select("act_id")
         todo = current.join(kept, on="act_id", how="anti").select("act_id")
-        con.register("_kept", kept)
         con.register("_acts", todo)
         try:
-            # Rows of every act not kept go: recomputed acts are re-inserted below, acts without a
-            # parsed edition any more simply disappear.
-            con.execute("DELETE FROM ch_act_change WHERE lang = ? AND act_id NOT IN (SELECT act_id FROM _kept)", [lang])
-            insert(con, "ch_act_change", con.sql(_CHANGES_SQL, params={"lang": lang}).pl())
+            computed = con.sql(_CHANGES_SQL, params={"lang": lang}).pl()
         finally:
-            con.unregister("_kept")
             con.unregister("_acts")
-        con.execute("DELETE FROM bench_act_fingerprint WHERE lang = ?", [lang])
-        insert(con, "bench_act_fingerprint", current.with_columns(pl.lit(lang).alias("lang")))
+        # Rows of every act not kept go: recomputed acts get theirs back, acts without a parsed
+        # edition any more simply disappear.
+        replace_rows(con, [
+            ("ch_act_change", "lang = ? AND NOT list_contains(?, act_id)", [lang, kept["act_id"].to_list()], computed),
+            ("bench_act_fingerprint", "lang = ?", [lang], current.with_columns(pl.lit(lang).alias("lang"))),
+        ])
         changes = con.sql(_ROWS_SQL, params=[lang]).pl()
     return ChangeBuild(changes, current.height, todo.height)
 

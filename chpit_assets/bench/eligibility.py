@@ -39,13 +39,14 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 import chpit_scorer.text
 from chpit_assets.corpus.store import Store
 from chpit_scorer import normalise, units
 
-from .tables import require_tables
+from .tables import replace_rows, require_tables
 
 MIN_TEXT_LEN = 200  # B4, on the normalised text
 
@@ -228,13 +229,30 @@ def _reason(row: dict, sources: tuple[str, ...]) -> str | None:
     return None
 
 
+def update_eligible(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_SOURCES) -> Eligibility:
+    """The eligible_changes asset: evaluate and write in one transaction (it holds the writer pool)."""
+    with store.transaction() as con:
+        result = _evaluate(con, lang, sources)
+        replace_rows(con, _writes(result))
+    return result
+
+
 def evaluate(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_SOURCES) -> Eligibility:
-    """Apply B1-B12 to the language's changes in `ch_act_change`. Read-only: the store is only
-    locked for the short `write_eligible` that follows, not for the normalising."""
-    sources = tuple(sorted(set(sources)))
+    """Apply B1-B12 to the language's changes in `ch_act_change` (read-only)."""
     with store.connect(read_only=True) as con:
-        require_tables(con, "eligible_changes")
-        candidates = con.sql(_CANDIDATES_SQL, params={"lang": lang, "rules": TEXT_RULES}).pl()
+        return _evaluate(con, lang, sources)
+
+
+def write_eligible(store: Store, result: Eligibility) -> None:
+    """Replace the language's eligible set, its counts and its text-check cache atomically."""
+    with store.transaction() as con:
+        replace_rows(con, _writes(result))
+
+
+def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...]) -> Eligibility:
+    sources = tuple(sorted(set(sources)))
+    require_tables(con, "eligible_changes")
+    candidates = con.sql(_CANDIDATES_SQL, params={"lang": lang, "rules": TEXT_RULES}).pl()
     texts = _Texts()
     skips = dict.fromkeys(SKIP_REASONS, 0)
     halves_dropped = computed = 0
@@ -282,14 +300,14 @@ def evaluate(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_SOURCES
     )
 
 
-def write_eligible(store: Store, result: Eligibility) -> None:
-    """Replace the language's eligible set, its counts and its text-check cache atomically. The
-    cache keeps exactly this build's pairs, so it never outgrows the change table."""
+def _writes(result: Eligibility) -> list[tuple[str, str, list, pl.DataFrame]]:
+    """The language's rows: eligible set, counts, and the text-check cache, which keeps exactly
+    this build's pairs so that it never outgrows the change table."""
     stats = pl.DataFrame(
         {"lang": [result.lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats(), sort_keys=True)]}
     )
-    store.replace([
+    return [
         ("bench_eligible", "lang = ?", [result.lang], result.eligible),
         ("bench_stats", "lang = ? AND step = 'eligible_changes'", [result.lang], stats),
         ("bench_text_check", "lang = ?", [result.lang], result.text_checks),
-    ])
+    ]

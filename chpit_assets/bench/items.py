@@ -16,14 +16,16 @@ from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from chpit_assets.corpus.store import Store
 
 from .core_split import CORE_SIZE, CoreSplit, select_core
 from .files import item_line, lines_bytes, write_atomic
+from .frozen import load_frozen
 from .questions import question
-from .tables import require_tables
+from .tables import replace_rows, require_tables
 
 SEED = 20260825
 PER_ACT_CAP = 50      # B14: changes per act
@@ -172,11 +174,34 @@ class ItemBuild:
     stats: dict
 
 
+def update_items(store: Store, build_dir: Path | str, lang: str, settings: BuildSettings,
+                 frozen_dir: Path | str) -> tuple[ItemBuild, Path]:
+    """The bench_items asset: build from the store and the frozen record in `frozen_dir`, write the
+    rows in the same transaction (it holds the writer pool), then the file."""
+    frozen = load_frozen(frozen_dir, lang)
+    with store.transaction() as con:
+        result = _build_items(con, lang, settings, frozen)
+        result.stats["frozen_dir"] = str(frozen_dir)  # where the checks find the record again
+        lines = _write_rows(con, result)
+    return result, _write_file(build_dir, lang, lines)
+
+
 def build_items(store: Store, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
     """The language's full item set from `bench_eligible` and its frozen record (read-only)."""
     with store.connect(read_only=True) as con:
-        require_tables(con, "bench_items")
-        changes = list(con.sql(_CHANGES_SQL, params={"lang": lang}).pl().iter_rows(named=True))
+        return _build_items(con, lang, settings, frozen)
+
+
+def write_items(store: Store, build_dir: Path | str, result: ItemBuild) -> Path:
+    """Write the language's bench_item rows and stats (atomic), then bench-{lang}.jsonl (atomic)."""
+    with store.transaction() as con:
+        lines = _write_rows(con, result)
+    return _write_file(build_dir, result.lang, lines)
+
+
+def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
+    require_tables(con, "bench_items")
+    changes = list(con.sql(_CHANGES_SQL, params={"lang": lang}).pl().iter_rows(named=True))
     sel = select(changes, lang, settings, frozen)
     # Frozen items are copied as recorded; only FREE_FIELDS (core) is restamped below.
     items = sorted([dict(i) for i in frozen] + sel.items, key=lambda i: i["id"])
@@ -202,23 +227,31 @@ def bench_path(build_dir: Path | str, lang: str) -> Path:
     return Path(build_dir) / f"bench-{lang}.jsonl"
 
 
-def write_items(store: Store, build_dir: Path | str, result: ItemBuild) -> Path:
-    """Write bench-{lang}.jsonl (atomic) and the language's bench_item rows and stats (atomic)."""
+def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> list[str]:
+    """Bring the language's bench_item rows and stats up to date; returns the jsonl lines.
+
+    Only rows whose line changed are deleted and inserted (every column derives from the line's
+    item): after one new edition most items are the same, and rewriting them all made the
+    checkpoint on close the step's largest cost."""
     lines = [item_line(i) for i in result.items]
+    stored = dict(con.execute("SELECT id, line FROM bench_item WHERE lang = ?", [result.lang]).fetchall())
+    current = {i["id"]: line for i, line in zip(result.items, lines)}
+    stale = [i for i, line in stored.items() if current.get(i) != line]
+    fresh = [(i, line) for i, line in zip(result.items, lines) if stored.get(i["id"]) != line]
     rows = pl.DataFrame(
         {
-            "lang": [result.lang] * len(lines),
-            "id": [i["id"] for i in result.items],
-            "build": [i["build"] for i in result.items],
-            "core": [i["core"] for i in result.items],
-            "act_id": [i["act_id"] for i in result.items],
-            "e_id": [i["e_id"] for i in result.items],
-            "as_of": [date.fromisoformat(i["as_of"]) for i in result.items],
-            "kind": [i["kind"] for i in result.items],
-            "gold_is_current": [i["gold_is_current"] for i in result.items],
-            "gold_version_id": [i["gold"]["version_id"] for i in result.items],
-            "distractor_version_id": [i["distractor"]["version_id"] for i in result.items],
-            "line": lines,
+            "lang": [result.lang] * len(fresh),
+            "id": [i["id"] for i, _ in fresh],
+            "build": [i["build"] for i, _ in fresh],
+            "core": [i["core"] for i, _ in fresh],
+            "act_id": [i["act_id"] for i, _ in fresh],
+            "e_id": [i["e_id"] for i, _ in fresh],
+            "as_of": [date.fromisoformat(i["as_of"]) for i, _ in fresh],
+            "kind": [i["kind"] for i, _ in fresh],
+            "gold_is_current": [i["gold_is_current"] for i, _ in fresh],
+            "gold_version_id": [i["gold"]["version_id"] for i, _ in fresh],
+            "distractor_version_id": [i["distractor"]["version_id"] for i, _ in fresh],
+            "line": [line for _, line in fresh],
         },
         schema={
             "lang": pl.String, "id": pl.String, "build": pl.String, "core": pl.Boolean,
@@ -228,11 +261,15 @@ def write_items(store: Store, build_dir: Path | str, result: ItemBuild) -> Path:
         },
     )
     stats = pl.DataFrame({"lang": [result.lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
-    store.replace([
-        ("bench_item", "lang = ?", [result.lang], rows),
+    replace_rows(con, [
+        ("bench_item", "lang = ? AND list_contains(?, id)", [result.lang, stale], rows),
         ("bench_stats", "lang = ? AND step = 'bench_items'", [result.lang], stats),
     ])
-    path = bench_path(build_dir, result.lang)
+    return lines
+
+
+def _write_file(build_dir: Path | str, lang: str, lines: list[str]) -> Path:
+    path = bench_path(build_dir, lang)
     write_atomic(path, lines_bytes(lines))
     return path
 

@@ -13,7 +13,7 @@ import dagster as dg
 from chpit_assets.bench import changes, eligibility, items
 from chpit_assets.bench.build_report import build_report as make_report, write_report
 from chpit_assets.bench.core_split import CORE_SIZE
-from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR, load_frozen
+from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR
 
 from ..partitions import lang_partitions
 from ..resources import ChpitStore
@@ -72,8 +72,7 @@ def eligible_changes(
     context: dg.AssetExecutionContext, config: EligibleConfig, chpit: ChpitStore
 ) -> dg.MaterializeResult:
     """B1-B12: the modified changes that can become items, every exclusion counted."""
-    result = eligibility.evaluate(chpit.store, context.partition_key, tuple(config.sources))
-    eligibility.write_eligible(chpit.store, result)
+    result = eligibility.update_eligible(chpit.store, context.partition_key, tuple(config.sources))
     return dg.MaterializeResult(
         data_version=dg.DataVersion(_sha(result.eligible.write_csv().encode() + repr(result.stats()).encode())),
         metadata={
@@ -93,10 +92,7 @@ def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: C
     """Items B13-B19 with core flags: data/build/bench-{lang}.jsonl and the bench_item table."""
     lang = context.partition_key
     settings = items.BuildSettings(config.build, config.seed, config.per_act_cap, config.item_cap, config.core_size)
-    frozen = load_frozen(config.frozen_dir, lang)
-    result = items.build_items(chpit.store, lang, settings, frozen)
-    result.stats["frozen_dir"] = config.frozen_dir
-    path = items.write_items(chpit.store, chpit.build_dir, result)
+    result, path = items.update_items(chpit.store, chpit.build_dir, lang, settings, config.frozen_dir)
     examples = [(i["id"], i["kind"], i["as_of"], i["question"], i["gold"]["text"][:100]) for i in result.items[:3]]
     s = result.stats
     return dg.MaterializeResult(
