@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import functools
 import random
 import resource
 import sys
@@ -35,7 +36,15 @@ sys.path.insert(0, str(ROOT))
 
 from chpit_scorer import partition, score  # noqa: E402
 from chpit_scorer.core import _analyse_cached  # noqa: E402  (to measure cold-cache speed)
-from tests.scorer.fedlex_text import articles  # noqa: E402
+from chpit_assets.akn.parser import parse_edition  # noqa: E402
+
+SAMPLE = ROOT / "data" / "fedlex-sample"
+
+
+@functools.lru_cache(maxsize=None)
+def articles(relpath: str) -> dict[str, str]:
+    """{e_id: text} of one sample file, as the pipeline parses it (the text items ship)."""
+    return {a.e_id: a.text for a in parse_edition((SAMPLE / relpath).read_bytes(), relpath).articles if a.text}
 
 FILES = {
     "de": ["cc-2022-491/20250707-de.xml", "cc-2004-745/20230901-de.xml", "cc-1999-404/20240303-de.xml"],
