@@ -9,8 +9,8 @@ import pytest
 
 from chpit_assets.bench.build_report import build_report, write_report
 from chpit_assets.bench.changes import update_changes
-from chpit_assets.bench.eligibility import evaluate, write_eligible
-from chpit_assets.bench.items import BuildSettings, build_items, write_core, write_items
+from chpit_assets.bench.eligibility import update_eligible
+from chpit_assets.bench.items import BuildSettings, update_items, write_core
 from chpit_assets.bench.tables import BENCH_DDL
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
@@ -26,16 +26,15 @@ TABLES = ["ch_act_change", *(line.split()[5] for line in BENCH_DDL.splitlines() 
 
 
 def _build(corpus: Path, data: Path) -> dict:
-    """Ingest every language, then the builder's steps as the assets run them."""
+    """Ingest every language, then the builder's steps as the assets run them (one transaction each)."""
     store = Store(data / "chpit.duckdb")
     catalog = load_sample_catalog(corpus)
     runs = {}
     for lang in LANGS:
         ingest_language(store, catalog, lang, data / "cache")
         changes = update_changes(store, lang)
-        eligibility = evaluate(store, lang)
-        write_eligible(store, eligibility)
-        write_items(store, data / "build", build_items(store, lang, SETTINGS, []))
+        eligibility = update_eligible(store, lang)
+        update_items(store, data / "build", lang, SETTINGS, data.parent / "frozen")  # one record for both builds
         write_core(store, data / "build", lang)
         runs[lang] = (changes, eligibility)
     write_report(data / "build" / "build-report.json", build_report(store, "2026-09-04"))
