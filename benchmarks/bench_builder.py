@@ -160,7 +160,12 @@ def run_phase(corpus: Path, work: Path) -> dict:
 
 def run_incremental(args) -> dict:
     from chpit_assets.fedlex.catalog import load_sample_catalog
-    from chpit_assets.synthetic.generator import Params, append_edition, generate, next_month
+    from chpit_assets.synthetic.generator import (
+        Params,
+        append_edition,
+        generate,
+        next_month,
+    )
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-builder-"))
     corpus, work = tmp / "synthetic", tmp / "work"

@@ -48,7 +48,12 @@ def build(corpus: Path) -> dict:
     from chpit_assets.bench.build_report import build_report, write_report
     from chpit_assets.bench.changes import build_changes
     from chpit_assets.bench.eligibility import evaluate, write_eligible
-    from chpit_assets.bench.items import BuildSettings, build_items, write_core, write_items
+    from chpit_assets.bench.items import (
+        BuildSettings,
+        build_items,
+        write_core,
+        write_items,
+    )
     from chpit_assets.corpus.ingest import store_editions
     from chpit_assets.corpus.store import Store
     from chpit_assets.fedlex.catalog import load_sample_catalog
@@ -158,7 +163,12 @@ def main() -> int:
         return 0
 
     from chpit_assets.fedlex.catalog import load_sample_catalog
-    from chpit_assets.synthetic.generator import Params, append_edition, generate, next_month
+    from chpit_assets.synthetic.generator import (
+        Params,
+        append_edition,
+        generate,
+        next_month,
+    )
 
     meta = {
         "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": platform.machine(),

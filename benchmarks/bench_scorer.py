@@ -20,9 +20,9 @@ case against the reference path on all cores (correctness only, untimed).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
-import functools
 import random
 import resource
 import sys
@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from chpit_assets.akn.parser import parse_edition  # noqa: E402
 from chpit_scorer import partition, score  # noqa: E402
 from chpit_scorer.core import _analyse_cached  # noqa: E402  (to measure cold-cache speed)
-from chpit_assets.akn.parser import parse_edition  # noqa: E402
 
 SAMPLE = ROOT / "data" / "fedlex-sample"
 

@@ -16,7 +16,6 @@ import dagster as dg
 from chpit_assets.defs.partitions import BENCH_LANGS
 from chpit_assets.fedlex.catalog import LANGS
 
-
 DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -41,7 +40,17 @@ def run(langs: list[str], systems: list[str], model_config: dict) -> int:
     run_config = {**_QUIET, "resources": {"model": {"config": model_config}}}
     if not run_benchmark(defs, instance, systems, bench_langs, run_config=run_config):
         return 1
-    print("outputs: data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}")
+    # Publication is gated by blocking checks; a failed gate leaves the previous data/publish/ intact.
+    publish = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=instance,
+        asset_selection=[dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")],
+        raise_on_error=False,
+        run_config=_QUIET,
+    )
+    print(f"hf_dataset: {'ok' if publish.success else 'FAILED (gate or upload, see the run)'} (run {publish.run_id})")
+    if not publish.success:
+        return 1
+    print("outputs: data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}, data/publish/")
     return 0
 
 

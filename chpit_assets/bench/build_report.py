@@ -14,8 +14,8 @@ from pathlib import Path
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import LANGS
 
+from ..files import write_atomic
 from .eligibility import SKIP_REASONS
-from .files import write_atomic
 from .tables import missing_tables
 
 

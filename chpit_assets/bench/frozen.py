@@ -21,7 +21,8 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .files import jsonl_bytes, write_atomic
+from ..files import write_atomic
+from .files import jsonl_bytes
 
 DEFAULT_FROZEN_DIR = "frozen"  # relative to the repository root, where `make run` runs
 FREE_FIELDS: frozenset[str] = frozenset({"core", "recite_label", "recite_as_of"})

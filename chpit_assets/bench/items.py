@@ -21,8 +21,9 @@ import polars as pl
 
 from chpit_assets.corpus.store import Store
 
+from ..files import write_atomic
 from .core_split import CORE_SIZE, CoreSplit, select_core
-from .files import item_line, lines_bytes, write_atomic
+from .files import item_line, lines_bytes
 from .frozen import load_frozen
 from .questions import question
 from .tables import replace_rows, require_tables

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 
 LANGS: tuple[str, ...] = ("de", "fr", "it", "en", "rm")

@@ -29,9 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
-import uuid
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -44,6 +42,7 @@ import httpx
 
 from ..akn.errors import AknError
 from ..akn.identity import check_identity, parse_xml, read_identity
+from ..files import write_atomic
 from .catalog import Catalog, CatalogAct, CatalogEdition
 from .http import FedlexHttpError, RetryPolicy, Sleep, new_client, request_with_retry
 
@@ -72,26 +71,6 @@ class _Rejected(Exception):
     def __init__(self, stage: Stage, message: str):
         self.stage = stage
         super().__init__(message)
-
-
-def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write `data` to `path` so that readers see the old file, or all of the new one.
-
-    `durable` also fsyncs the content before the rename (about 10 ms a file here): worth it
-    for an edition file, not for an index entry, whose loss in a crash only costs a re-fetch.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True)
@@ -133,9 +112,9 @@ class EditionCache:
     def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
         path = self.content_path(sha256)
         if not path.is_file():  # same bytes from another URL: already stored
-            atomic_write(path, data)
+            write_atomic(path, data)
         entry = {"url": url, "sha256": sha256, "consolidation": edition.consolidation, "lang": edition.lang}
-        atomic_write(self._index_path(url), json.dumps(entry, sort_keys=True).encode("utf-8"), durable=False)
+        write_atomic(self._index_path(url), json.dumps(entry, sort_keys=True).encode("utf-8"), durable=False)
         return path
 
     def temp_files(self) -> list[Path]:

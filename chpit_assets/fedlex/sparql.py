@@ -56,7 +56,15 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .catalog import EU_LANGUAGE_CODES, LANGS, ActTitle, Catalog, CatalogAct, CatalogEdition, CatalogError
+from .catalog import (
+    EU_LANGUAGE_CODES,
+    LANGS,
+    ActTitle,
+    Catalog,
+    CatalogAct,
+    CatalogEdition,
+    CatalogError,
+)
 from .http import FedlexHttpError, RetryPolicy, Sleep, new_client, request_with_retry
 
 log = logging.getLogger(__name__)

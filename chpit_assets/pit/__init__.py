@@ -4,6 +4,7 @@
 from .tools import (
     TOOL_NAMES,
     TOOL_SPECS,
+    ActTextResult,
     ArticleResult,
     DateBeforeFirstEdition,
     HistoryResult,
@@ -12,7 +13,6 @@ from .tools import (
     NoEditionOnDate,
     PitError,
     PitTools,
-    ActTextResult,
     UnknownAct,
     UnknownArticle,
     UnknownLanguage,

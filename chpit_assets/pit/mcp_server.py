@@ -31,7 +31,14 @@ from pydantic import Field
 
 from chpit_assets.corpus.store import Store
 
-from .tools import TOOL_SPECS, ActTextResult, ArticleResult, HistoryResult, PitError, PitTools
+from .tools import (
+    TOOL_SPECS,
+    ActTextResult,
+    ArticleResult,
+    HistoryResult,
+    PitError,
+    PitTools,
+)
 
 SERVER_NAME = "chpit-pit"
 INSTRUCTIONS = (

@@ -15,8 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from chpit_assets.bench.files import write_atomic
 from chpit_assets.bench.items import LICENCE, SOURCE
+from chpit_assets.files import write_atomic
 
 from .candidate import Candidate
 from .errors import PublishError

@@ -10,7 +10,7 @@ import html
 import json
 from pathlib import Path
 
-from chpit_assets.runs.runner import write_text_atomic
+from chpit_assets.files import write_atomic
 
 from .tables import HEADLINE_COLUMNS, HEADLINE_LANGS
 
@@ -186,5 +186,5 @@ def write_report(report: dict, report_dir: Path | str) -> dict[str, Path]:
     paths = {}
     for suffix, text in (("md", to_markdown(report)), ("json", to_json(report)), ("html", to_html(report))):
         paths[suffix] = report_dir / f"report.{suffix}"
-        write_text_atomic(paths[suffix], text)
+        write_atomic(paths[suffix], text.encode("utf-8"))
     return paths

@@ -13,7 +13,14 @@ from .errors import (
     SpendNotConfirmedError,
     UnknownSystemError,
 )
-from .runner import load_log, prepare_system, results_path, run_items, scored_path, scored_view
+from .runner import (
+    load_log,
+    prepare_system,
+    results_path,
+    run_items,
+    scored_path,
+    scored_view,
+)
 from .systems import build_system, parse_system_key
 
 __all__ = [

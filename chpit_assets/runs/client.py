@@ -20,7 +20,12 @@ from urllib.parse import urlparse
 
 import httpx
 
-from .errors import EndpointUnreachableError, MissingApiKeyError, ModelCallError, SpendNotConfirmedError
+from .errors import (
+    EndpointUnreachableError,
+    MissingApiKeyError,
+    ModelCallError,
+    SpendNotConfirmedError,
+)
 
 CONFIRM_ENV = "CHPIT_CONFIRM_SPEND"
 """Setting this to `1` is the explicit confirmation the cost gate asks for (same as `confirm=True`)."""

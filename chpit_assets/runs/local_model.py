@@ -178,7 +178,7 @@ class LocalModelServer:
 
 def serve(options: ServeOptions, watch_stdin: bool) -> None:
     """Run the server in this process until SIGTERM/SIGINT, or until stdin closes when `watch_stdin`."""
-    import xllamacpp   # imported here: the parent process never loads llama.cpp
+    import xllamacpp  # imported here: the parent process never loads llama.cpp
 
     path = options.model_path or smollm2_gguf()
     params = xllamacpp.CommonParams()

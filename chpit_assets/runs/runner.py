@@ -13,8 +13,6 @@ latest line per id, in item order, re-scored with the installed scorer.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -24,6 +22,7 @@ from pathlib import Path
 
 from chpit_scorer import score
 
+from ..files import write_atomic
 from .errors import RunError
 from .receipts import receipt, utc_now
 from .systems import Answer, System
@@ -216,22 +215,8 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
     return lines, missing
 
 
-def write_text_atomic(path: Path | str, text: str) -> None:
-    """Temp file + rename: a reader sees the old file or the new one, never half of one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_jsonl_atomic(path: Path | str, lines: Iterable[dict]) -> None:
-    write_text_atomic(path, "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines))
+    write_atomic(path, "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines).encode("utf-8"))
 
 
 def prepare_system(

@@ -8,8 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from chpit_assets.akn.errors import AknError, IdentityMismatch, NotAConsolidation, NotXml
-from chpit_assets.akn.identity import check_identity, parse_xml, read_identity, read_identity_of_file
+from chpit_assets.akn.errors import (
+    AknError,
+    IdentityMismatch,
+    NotAConsolidation,
+    NotXml,
+)
+from chpit_assets.akn.identity import (
+    check_identity,
+    parse_xml,
+    read_identity,
+    read_identity_of_file,
+)
 from chpit_assets.akn.parser import parse_edition
 from chpit_scorer import units
 from tests.akn_factory import article, edition_xml

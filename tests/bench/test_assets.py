@@ -7,9 +7,9 @@ from pathlib import Path
 
 import dagster as dg
 
+from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.defs.bench import assets, checks
 from chpit_assets.defs.resources import ChpitStore
-from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.fedlex.catalog import load_sample_catalog
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"

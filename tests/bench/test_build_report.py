@@ -7,8 +7,8 @@ import pytest
 from chpit_assets.bench.build_report import BuildReportError, build_report, write_report
 from chpit_assets.bench.items import BuildSettings, bench_path, core_path, write_core
 
-from .test_items import _corpus
 from .conftest import run_builder
+from .test_items import _corpus
 
 
 def test_report_counts_core_and_determinism(store, tmp_path):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chpit_assets.bench.core_split import CELLS, select_core
 

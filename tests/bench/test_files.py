@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from chpit_assets.bench.files import write_atomic
+from chpit_assets.files import write_atomic
 
 
 @pytest.fixture

@@ -15,7 +15,12 @@ from chpit_assets.bench.tables import BENCH_DDL
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import load_sample_catalog
-from chpit_assets.synthetic.generator import Params, append_edition, generate, next_month
+from chpit_assets.synthetic.generator import (
+    Params,
+    append_edition,
+    generate,
+    next_month,
+)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
 LANGS = ("de", "fr")

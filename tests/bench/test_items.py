@@ -7,11 +7,25 @@ import json
 from datetime import date, timedelta
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from chpit_assets.bench.frozen import FrozenError, changed_items, load_frozen, record_published
+from chpit_assets.bench.frozen import (
+    FrozenError,
+    changed_items,
+    load_frozen,
+    record_published,
+)
 from chpit_assets.bench.items import (
-    LICENCE, SOURCE, BuildSettings, bench_path, before_as_of, item_id, load_items, select,
+    LICENCE,
+    SOURCE,
+    BuildSettings,
+    before_as_of,
+    bench_path,
+    item_id,
+    load_items,
+    select,
 )
 
 from .conftest import Corpus, long_text, run_builder

@@ -13,7 +13,13 @@ import pytest
 from chpit_assets.bench.eligibility import has_discriminating_unit
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
-from chpit_assets.fedlex.catalog import ActTitle, Catalog, CatalogAct, CatalogEdition, load_sample_catalog
+from chpit_assets.fedlex.catalog import (
+    ActTitle,
+    Catalog,
+    CatalogAct,
+    CatalogEdition,
+    load_sample_catalog,
+)
 from chpit_scorer import normalise
 
 from ..akn_factory import article, edition_xml

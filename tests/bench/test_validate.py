@@ -1,6 +1,11 @@
 """The invariants behind the asset checks flag exactly the bad items."""
 
-from chpit_assets.bench.validate import duplicate_ids, misdated, over_cap, without_discriminating_unit
+from chpit_assets.bench.validate import (
+    duplicate_ids,
+    misdated,
+    over_cap,
+    without_discriminating_unit,
+)
 
 from .conftest import long_text
 

@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from chpit_assets.corpus.ingest import ingest_language, store_editions, title_paren_abbreviation
+from chpit_assets.corpus.ingest import (
+    ingest_language,
+    store_editions,
+    title_paren_abbreviation,
+)
 from chpit_assets.corpus.schema import act_id_for, version_id_for
 from chpit_assets.corpus.store import Store, StoreError
 from chpit_assets.fedlex.catalog import Catalog, load_sample_catalog

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from chpit_assets.defs.fedlex.assets import fedlex_catalog, fedlex_editions, parsed_articles
+from chpit_assets.defs.fedlex.assets import (
+    fedlex_catalog,
+    fedlex_editions,
+    parsed_articles,
+)
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 
 from chpit_assets.fedlex.catalog import Catalog
-from chpit_assets.fedlex.download import EditionCache, EditionDownloader, download_editions
+from chpit_assets.fedlex.download import (
+    EditionCache,
+    EditionDownloader,
+    download_editions,
+)
 from chpit_assets.fedlex.http import RetryPolicy
 
 from .conftest import FAST_RETRY, HTML_SHELL, SAMPLE, FakeFedlex, Reply

@@ -9,7 +9,11 @@ import pytest
 from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.runs import SqliteRunStorage
 
-from chpit_assets.defs.fedlex.assets import fedlex_catalog, fedlex_editions, parsed_articles
+from chpit_assets.defs.fedlex.assets import (
+    fedlex_catalog,
+    fedlex_editions,
+    parsed_articles,
+)
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
 from chpit_assets.instance import ChpitInstanceStorage, InstanceStorageError
 

@@ -10,7 +10,13 @@ from datetime import date
 import pytest
 
 from chpit_assets.fedlex.catalog import ActTitle, Catalog, CatalogAct, CatalogEdition
-from chpit_assets.fedlex.catalog_diff import ActChange, Snapshot, SnapshotError, diff, eli_key
+from chpit_assets.fedlex.catalog_diff import (
+    ActChange,
+    Snapshot,
+    SnapshotError,
+    diff,
+    eli_key,
+)
 
 from .conftest import DSG
 

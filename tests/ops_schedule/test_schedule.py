@@ -11,7 +11,7 @@ import pytest
 # The daemon's own cron iterator: the DST behaviour under test is Dagster's, applied to our cron string.
 from dagster._utils.schedules import cron_string_iterator
 
-from chpit_assets.defs.ops.schedules import NIGHTLY_CRON, ZURICH, nightly_build
+from chpit_assets.defs.ops.schedules import NIGHTLY_CRON, ZURICH
 from chpit_assets.fedlex.catalog import LANGS
 
 ZH = ZoneInfo(ZURICH)

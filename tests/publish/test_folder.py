@@ -8,7 +8,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from chpit_assets.publish.folder import folder_files, new_staging_dir, published_counts, recover, swap_in
+from chpit_assets.publish.folder import (
+    folder_files,
+    new_staging_dir,
+    published_counts,
+    recover,
+    swap_in,
+)
 
 
 def build(folder, text: str) -> None:

@@ -7,7 +7,13 @@ import copy
 
 import pytest
 
-from chpit_assets.publish import CRITICAL_CHECKS, Candidate, CountBounds, evaluate_gate, load_candidate
+from chpit_assets.publish import (
+    CRITICAL_CHECKS,
+    Candidate,
+    CountBounds,
+    evaluate_gate,
+    load_candidate,
+)
 from chpit_assets.publish.schema import ITEM_FIELDS, schema_errors
 from chpit_assets.synthetic import SYNTHETIC_ELI_ROOT
 

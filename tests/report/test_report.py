@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import json
 
-from chpit_assets.report import HEADLINE_COLUMNS, build_report, stamp_recite, to_html, to_markdown, write_report
+from chpit_assets.report import (
+    HEADLINE_COLUMNS,
+    build_report,
+    stamp_recite,
+    to_html,
+    to_markdown,
+    write_report,
+)
 
 # id: (lang, kind, gold_is_current, recite label)
 ITEMS = {

@@ -30,7 +30,12 @@ def build_sample(root: Path) -> SampleBuild:
     """Ingest the shipped Fedlex sample and run the builder over it, as the assets do."""
     from chpit_assets.bench.changes import build_changes
     from chpit_assets.bench.eligibility import evaluate, write_eligible
-    from chpit_assets.bench.items import BuildSettings, build_items, write_core, write_items
+    from chpit_assets.bench.items import (
+        BuildSettings,
+        build_items,
+        write_core,
+        write_items,
+    )
     from chpit_assets.corpus.ingest import ingest_language
     from chpit_assets.fedlex.catalog import load_sample_catalog
 

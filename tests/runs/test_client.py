@@ -8,7 +8,13 @@ import socket
 
 import pytest
 
-from chpit_assets.runs.client import CONFIRM_ENV, ChatClient, EndpointConfig, cost_gate, estimate_cost
+from chpit_assets.runs.client import (
+    CONFIRM_ENV,
+    ChatClient,
+    EndpointConfig,
+    cost_gate,
+    estimate_cost,
+)
 from chpit_assets.runs.errors import (
     EndpointUnreachableError,
     MissingApiKeyError,

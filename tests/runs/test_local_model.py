@@ -8,7 +8,12 @@ import time
 import httpx
 import pytest
 
-from chpit_assets.runs.local_model import LocalModelError, LocalModelServer, ServeOptions, smollm2_gguf
+from chpit_assets.runs.local_model import (
+    LocalModelError,
+    LocalModelServer,
+    ServeOptions,
+    smollm2_gguf,
+)
 
 REQUEST = {
     "messages": [

@@ -11,7 +11,11 @@ import pytest
 from chpit_assets.runs.client import ChatClient, EndpointConfig
 from chpit_assets.runs.receipts import sha256_json
 from chpit_assets.runs.runner import load_log, run_items
-from chpit_assets.runs.systems import CLOSED_SYSTEM_PROMPT, CONTEXT_SYSTEM_PROMPT, build_system
+from chpit_assets.runs.systems import (
+    CLOSED_SYSTEM_PROMPT,
+    CONTEXT_SYSTEM_PROMPT,
+    build_system,
+)
 
 LABELS = {"grounded_correct", "grounded_wrong_version", "ungrounded"}
 

@@ -24,7 +24,13 @@ from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import load_sample_catalog
 from chpit_assets.synthetic import is_synthetic_eli, is_synthetic_sr
 from chpit_assets.synthetic.amendments import CATALOG_SHAPES, EXPECTED_CHANGE
-from chpit_assets.synthetic.generator import MARKER, Params, SyntheticError, append_edition, generate
+from chpit_assets.synthetic.generator import (
+    MARKER,
+    Params,
+    SyntheticError,
+    append_edition,
+    generate,
+)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
 LANGS = ("de", "fr", "it")

@@ -11,7 +11,8 @@ import hashlib
 import dagster as dg
 
 from chpit_assets.bench import changes, eligibility, items
-from chpit_assets.bench.build_report import build_report as make_report, write_report
+from chpit_assets.bench.build_report import build_report as make_report
+from chpit_assets.bench.build_report import write_report
 from chpit_assets.bench.core_split import CORE_SIZE
 from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR
 
