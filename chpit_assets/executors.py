@@ -23,11 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import dagster as dg
+
+# Dagster exports no public name for its executors' config schemas; these two are what
+# `multi_or_in_process_executor` itself uses, so the selector accepts exactly its config.
 from dagster._core.definitions.executor_definition import (
     IN_PROC_CONFIG,
     MULTI_PROC_CONFIG,
-    ExecutorRequirement,
-    multiple_process_executor_requirements,
 )
 from dagster_celery.executor import CELERY_CONFIG, celery_executor
 
@@ -38,9 +39,9 @@ _DELEGATES: dict[str, dg.ExecutorDefinition] = {
 }
 
 
-def _requirements(config: Mapping[str, object]) -> Sequence[ExecutorRequirement]:
+def _requirements(config: Mapping[str, object]) -> Sequence[dg.ExecutorRequirement]:
     # Every mode but in_process loads the job again in another process, so it must be reconstructable.
-    return [] if "in_process" in config else multiple_process_executor_requirements()
+    return [] if "in_process" in config else dg.multiple_process_executor_requirements()
 
 
 @dg.executor(
@@ -57,4 +58,5 @@ def chpit_executor(init_context: dg.InitExecutorContext) -> dg.Executor:
     delegate = _DELEGATES[mode]
     # Dagster's default executor takes its selector as is; Celery's takes the inner block.
     config = init_context.executor_config if delegate is dg.multi_or_in_process_executor else mode_config
+    # InitExecutorContext is a NamedTuple; _replace is its public copy-with-changes, not a private member.
     return delegate.executor_creation_fn(init_context._replace(executor_config=config, executor_def=delegate))

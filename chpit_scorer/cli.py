@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -135,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    where = "stdin" if args.input == "-" else args.input
     try:
         source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
     except OSError as exc:
@@ -142,27 +144,39 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     total = None if args.input == "-" else _count_lines(args.input)
     progress = _Progress(sys.stderr, total)
+    # A file output is written beside its target and renamed into place only when every line
+    # scored: bad input never leaves half a verdict file under the final name.
+    partial = None if args.out == "-" else f"{args.out}.{os.getpid()}.partial"
     try:
-        sink = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
+        sink = sys.stdout if partial is None else open(partial, "w", encoding="utf-8")
     except OSError as exc:
         print(f"chpit-score: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
         return 2
+    ok = False
     try:
         for record in score_lines(source, fast=not args.reference):
             sink.write(json.dumps(record, ensure_ascii=False) + "\n")
             progress.step()
+        ok = True
     except InputError as exc:
         progress.close()
-        where = "stdin" if args.input == "-" else args.input
         print(f"chpit-score: {where}: {exc}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:
+        progress.close()
+        print(f"chpit-score: {where}: not UTF-8 text ({exc.reason} at byte {exc.start})", file=sys.stderr)
         return 2
     finally:
         if source is not sys.stdin:
             source.close()
-        if sink is not sys.stdout:
-            sink.close()
-        else:
+        if partial is None:
             sink.flush()
+        else:
+            sink.close()
+            if ok:
+                os.replace(partial, args.out)
+            else:
+                os.unlink(partial)
     progress.close()
     return 0
 

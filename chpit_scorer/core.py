@@ -15,7 +15,13 @@ from typing import Callable, Collection, Iterable, NamedTuple
 
 from . import fast as _fast
 from . import reference as _reference
-from .text import MIN_FALLBACK_UNIT_LEN, MIN_UNIT_LEN, normalise, normalised_chunks, units
+from .text import (
+    MIN_FALLBACK_UNIT_LEN,
+    MIN_UNIT_LEN,
+    normalise,
+    normalised_chunks,
+    units,
+)
 
 __all__ = [
     "GROUNDED_CORRECT",

@@ -135,7 +135,7 @@ class Selection:
 
 
 def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list[dict]) -> Selection:
-    """B14 + B15. `changes` must be in a deterministic order (the SQL sorts them); they are
+    """B14 + B15. The changes are put in one canonical order (act, article, change date, edition),
     shuffled with `random.Random(f"{seed}:{lang}")` and consumed in that order: a change is
     taken whole when its act has fewer than `per_act_cap` taken changes and all its items
     fit the remaining item budget, else it is `capped` and consumption goes on, so a later
@@ -149,6 +149,8 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
     budget = settings.item_cap - len(frozen)
     pool = [c for c in changes if change_key(c["act_id"], c["e_id"], c["change_date"]) not in frozen_changes]
     published = len(changes) - len(pool)
+    # The sample must depend on the eligible set only, never on how a caller happened to order it.
+    pool.sort(key=lambda c: (c["act_id"], c["e_id"], c["change_date"], c["new_version_id"]))
     random.Random(f"{settings.seed}:{lang}").shuffle(pool)
     taken: list[dict] = []
     capped = duplicates = selected = 0

@@ -23,12 +23,18 @@ def _covers(edition: Mapping, day: date) -> bool:
 
 
 def misdated(items: Sequence[Mapping]) -> list[str]:
-    """B13: `as_of` lies inside the gold edition's validity (end inclusive) and outside the distractor's."""
-    return [
-        i["id"] for i in items
-        if not _covers(i["gold"], date.fromisoformat(i["as_of"]))
-        or _covers(i["distractor"], date.fromisoformat(i["as_of"]))
-    ]
+    """B13: `as_of` lies inside the gold edition's validity (end inclusive), and the point-in-time
+    lookup on that day returns gold, not the distractor (R2: of the editions covering a day, the later
+    start wins). Usually the distractor simply does not cover `as_of`; when the old edition carries no
+    end date (allowed by B11), both cover an `after` item's day and the newer gold wins."""
+    def resolves_to_gold(item: Mapping) -> bool:
+        day = date.fromisoformat(item["as_of"])
+        gold, distractor = item["gold"], item["distractor"]
+        return _covers(gold, day) and (
+            not _covers(distractor, day) or gold["date_applicability"] > distractor["date_applicability"]
+        )
+
+    return [i["id"] for i in items if not resolves_to_gold(i)]
 
 
 def without_discriminating_unit(items: Sequence[Mapping]) -> list[str]:

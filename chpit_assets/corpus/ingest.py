@@ -177,8 +177,7 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         for r in version_rows:
             r.pop("_identity", None)
             r.pop("_path", None)
-        con.execute("DELETE FROM ch_act WHERE list_contains(?, act_id)", [[r["act_id"] for r in act_rows]])
-        insert(con, "ch_act", _frame(act_rows, ACT_SCHEMA))
+        _upsert_acts(con, act_rows, lang)
         con.execute("DELETE FROM ch_act_alias WHERE lang = ?", [lang])
         insert(con, "ch_act_alias", _frame(alias_rows, ALIAS_SCHEMA))
         con.execute("DELETE FROM ch_act_version WHERE lang = ?", [lang])
@@ -228,6 +227,20 @@ def _missing(edition: CatalogEdition) -> str:
     return f"{edition.consolidation} [{edition.lang}]: {edition.file_url} was not fetched"
 
 
+def _upsert_acts(con, rows: list[dict], lang: str) -> None:
+    """One ch_act row per act, shared by the languages: each partition writes the act-level fields
+    (the same from every language's catalog) and only its own title, and German alone the German
+    abbreviation. So the row does not depend on which languages were ingested, or in what order."""
+    if not rows:
+        return
+    columns = list(rows[0])
+    con.register("_acts", pl.DataFrame(rows, schema={c: ACT_SCHEMA[c] for c in columns}, orient="row"))
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("act_id", "eli"))
+    cols = ", ".join(columns)
+    con.execute(f"INSERT INTO ch_act ({cols}) SELECT {cols} FROM _acts ON CONFLICT (act_id) DO UPDATE SET {updates}")
+    con.unregister("_acts")
+
+
 def _act_rows(catalog: Catalog, lang: str, identities: dict[str, EditionIdentity]) -> tuple[list[dict], list[dict]]:
     acts, aliases = [], []
     for act in catalog.acts:
@@ -245,19 +258,19 @@ def _act_rows(catalog: Catalog, lang: str, identities: dict[str, EditionIdentity
             return (t.title_short if t and t.title_short else None) or short_forms.get(code)
 
         act_id = act_id_for(act.eli)
-        acts.append(
-            {
-                "act_id": act_id,
-                "sr_number": act.sr_number,
-                "eli": act.eli,
-                "jurisdiction": "CH",
-                "abbreviation": short("de"),
-                "enforcement_status": act.in_force_status,
-                "date_entry_in_force": act.date_entry_in_force,
-                "date_no_longer_in_force": act.date_no_longer_in_force,
-                **{f"title_{code}": title(code) for code in ("de", "fr", "it", "en", "rm")},
-            }
-        )
+        row = {
+            "act_id": act_id,
+            "sr_number": act.sr_number,
+            "eli": act.eli,
+            "jurisdiction": "CH",
+            "enforcement_status": act.in_force_status,
+            "date_entry_in_force": act.date_entry_in_force,
+            "date_no_longer_in_force": act.date_no_longer_in_force,
+            f"title_{lang}": title(lang),
+        }
+        if lang == "de":  # B7: ch_act.abbreviation is the German one, so only the German partition sets it
+            row["abbreviation"] = short("de")
+        acts.append(row)
         for abbr, source in ((short(lang), "curated"), (title_paren_abbreviation(title(lang)), "title_paren")):
             if abbr:
                 aliases.append(

@@ -48,8 +48,15 @@ class Store:
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         if read_only and not self.path.exists():
-            # Reading an unbuilt store is the same as reading an empty one.
-            read_only = False
+            # Reading an unbuilt store is reading an empty one: an in-memory database with the
+            # schema, so a reader never creates the file (that is a writer's job, under the pool).
+            con = duckdb.connect(":memory:")
+            con.execute(DDL)
+            try:
+                yield con
+            finally:
+                con.close()
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = self._open(read_only)
         try:

@@ -217,8 +217,13 @@ def article_key(article_number: str) -> str:
 _ARTICLE_KEY_SQL = "lower(replace(article_number, ' ', ''))"
 
 
+def sr_key(sr_number: str) -> str:
+    """The comparison form of an SR number: no "SR" prefix, trimmed ("SR 235.1 " -> "235.1")."""
+    return _SR_PREFIX.sub("", str(sr_number).strip())
+
+
 def _sr(sr_number: str) -> str:
-    sr = _SR_PREFIX.sub("", str(sr_number).strip())
+    sr = sr_key(sr_number)
     if not sr:
         raise InvalidArgument("sr_number is empty", sr_number=sr_number)
     return sr

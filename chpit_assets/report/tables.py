@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from chpit_assets.pit.tools import article_key, sr_key
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
 
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
@@ -92,10 +93,11 @@ def _tools_row(lines: list[dict]) -> dict:
         calls = line["tool_calls"]
         args = [c["arguments"] or {} for c in calls]
         right_date += any(str(a.get("as_of", "")) == line["as_of"] for a in args)
+        # Compared the way the tool itself reads its arguments: "SR 235.1" and "Art. 24" are right too.
         right_article += any(
             c["name"] == "ch_get_act_article"
-            and str(a.get("sr_number", "")).strip() == str(line["sr_number"])
-            and str(a.get("article_number", "")).strip() == str(line["article_number"])
+            and sr_key(str(a.get("sr_number", ""))) == sr_key(line["sr_number"])
+            and article_key(str(a.get("article_number", ""))) == article_key(line["article_number"])
             for c, a in zip(calls, args)
         )
         no_tool += not calls and line["error"] is None

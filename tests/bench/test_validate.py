@@ -28,7 +28,13 @@ def test_misdated_items():
     outside_gold = item("late", as_of="2025-01-01")                       # the distractor's first day
     gold_end_inclusive = item("last", as_of="2024-12-31", gold=("2023-01-01", "2024-12-31"))
     overlapping = item("both", distractor=("2024-12-31", None))
-    assert misdated([good, outside_gold, gold_end_inclusive, overlapping]) == ["late", "both"]
+    # B11 allows an old edition without an end date: the `after` item's day is covered by both
+    # editions, and the lookup returns the newer one, which is gold here.
+    open_old_edition = item("after", as_of="2025-01-01", gold=("2025-01-01", None), distractor=("2023-01-01", None))
+    open_old_edition_wrong_way = item("before", as_of="2025-01-01", gold=("2023-01-01", None),
+                                      distractor=("2025-01-01", None))
+    assert misdated([good, outside_gold, gold_end_inclusive, overlapping, open_old_edition,
+                     open_old_edition_wrong_way]) == ["late", "both", "before"]
 
 
 def test_items_without_discriminating_unit():

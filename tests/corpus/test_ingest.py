@@ -6,6 +6,7 @@ import dataclasses
 from datetime import date
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from chpit_assets.corpus.ingest import (
@@ -152,3 +153,19 @@ def test_sample_folder_is_the_shared_copy_byte_for_byte():
     for path in shared.rglob("*"):
         if path.is_file():
             assert (SAMPLE / path.relative_to(shared)).read_bytes() == path.read_bytes(), path
+
+
+def test_the_act_row_does_not_depend_on_which_languages_were_ingested_or_their_order(catalog, tmp_path):
+    def build(order):
+        store = Store(tmp_path / f"{'-'.join(order)}.duckdb")
+        for lang in order:
+            ingest_language(store, catalog, lang, tmp_path / "cache")
+        return store.frame("SELECT * FROM ch_act ORDER BY act_id")
+
+    de_then_fr, fr_then_de = build(["de", "fr"]), build(["fr", "de"])
+    assert de_then_fr.equals(fr_then_de)
+    assert de_then_fr.filter(pl.col("sr_number") == "235.1")["abbreviation"].item() == "DSG"
+    # French alone knows no German abbreviation (B7 reads it from the German partition only).
+    fr_only = build(["fr"])
+    assert fr_only.filter(pl.col("sr_number") == "235.1")["abbreviation"].item() is None
+    assert fr_only.filter(pl.col("sr_number") == "235.1")["title_fr"].item().startswith("Loi fédérale")

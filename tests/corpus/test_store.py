@@ -58,3 +58,9 @@ def test_replace_is_all_or_nothing(tmp_path):
     with pytest.raises(StoreError, match="nothing changed"):
         store.replace([("ch_act_article", "version_id = 1", [], duplicate)])
     assert store.frame("SELECT text FROM ch_act_article").to_series().to_list() == ["a"]
+
+
+def test_reading_an_unbuilt_store_reads_empty_tables_and_creates_no_file(tmp_path):
+    store = Store(tmp_path / "never-built.duckdb")
+    assert store.frame("SELECT count(*) AS n FROM ch_act_version")["n"].item() == 0
+    assert not store.path.exists()

@@ -129,3 +129,14 @@ def test_stamp_recite_from_a_recite_run():
     assert stamped[0] == {"id": "a", "x": 1, "recite_label": "grounded_correct", "recite_as_of": "2026-09-04"}
     assert stamped[1]["recite_label"] is None and stamped[1]["recite_as_of"] is None
     assert stamped[2] == {"id": "c"} and "recite_label" not in items[0]
+
+
+def test_the_tools_report_reads_arguments_the_way_the_tool_does():
+    data = scored()
+    # "SR 170.512" and "Art. 5" name the same act and article as "170.512" and "5" for the tool.
+    spelled = {"sr_number": "SR 170.512", "article_number": "Art. 5", "lang": "de", "as_of": "2022-06-30"}
+    wrong = {"sr_number": "170.512", "article_number": "6", "lang": "de", "as_of": "2022-06-30"}
+    data["m/agentic"][1]["tool_calls"] = [{"round": 1, "name": "ch_get_act_article", "arguments": spelled}]
+    data["m/agentic"][0]["tool_calls"] = [{"round": 1, "name": "ch_get_act_article", "arguments": wrong}]
+    [t] = [t for t in build_report(data)["tools"] if t["lang"] == "all"]
+    assert t["right_act_article"] == 1

@@ -79,3 +79,17 @@ def test_unknown_system_keys_never_reach_the_partition_axis(tmp_path):
         with pytest.raises(UnknownSystemError):
             run_benchmark(_defs(tmp_path), instance, ("oracle", "gpt/summarise"), ("de",), echo=lambda s: None)
         assert instance.get_dynamic_partitions("systems") == []
+
+
+def test_the_oracle_gate_asks_again_instead_of_resuming_old_answers(sample, tmp_path):
+    data = _copy(sample, tmp_path)
+    core = [json.loads(l) for l in (data / "build" / "core-de.jsonl").read_text().splitlines()]
+    # A log left by an earlier build: every answer stale (another text than today's gold).
+    stale = data / "results" / "oracle" / "de.jsonl"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("".join(json.dumps({"id": i["id"], "answer": "stale", "error": None}) + "\n" for i in core))
+    lines: list[str] = []
+    with dg.instance_for_test() as instance:
+        assert run_benchmark(_defs(data), instance, ("oracle",), ("de",), RUN_CONFIG, echo=lines.append)
+    assert "stale" not in stale.read_text()
+    assert "oracle_gate: passed" in lines[0]

@@ -113,3 +113,20 @@ def test_progress_bar_draws_only_on_a_terminal():
         bar.close()
     assert pipe.getvalue() == ""
     assert tty.getvalue().startswith("\r[") and "4/4" in tty.getvalue() and tty.getvalue().endswith("\n")
+
+
+def test_bad_input_leaves_no_output_file_and_non_utf8_is_a_clear_error(tmp_path):
+    good = json.dumps({"answer": "x", "gold": "Der Bundesrat regelt die Einzelheiten der Publikation.",
+                       "distractor": "Der Bundesrat regelt die Einzelheiten der Veröffentlichung."})
+    bad_json = tmp_path / "bad.jsonl"
+    bad_json.write_text(good + "\n{not json\n", encoding="utf-8")
+    out = tmp_path / "verdicts.jsonl"
+    done = subprocess.run([sys.executable, "-m", "chpit_scorer.cli", str(bad_json), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "line 2" in done.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == [bad_json]
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(good.replace("ö", "\\u00f6").encode() + b"\n" + '{"answer": "\xe9"}'.encode("latin-1"))
+    done = subprocess.run([sys.executable, "-m", "chpit_scorer.cli", str(latin1), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "not UTF-8" in done.stderr and not out.exists()

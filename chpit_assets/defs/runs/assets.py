@@ -10,7 +10,7 @@ Systems are a dynamic partition axis (`systems`); register keys with
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import date
 
 import dagster as dg
@@ -136,7 +136,10 @@ def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
     with tools.session():
         for lang in BENCH_LANGS:
             items = _core_items(chpit, lang)
-            run_items(build_system("oracle", tools=tools), items, results_path(chpit.results_dir, "oracle", lang))
+            path = results_path(chpit.results_dir, "oracle", lang)
+            # Never resumed: the gate must judge today's resolver on today's items, not old answers.
+            path.unlink(missing_ok=True)
+            run_items(build_system("oracle", tools=tools), items, path)
             lines, missing = score_partition(chpit, "oracle", lang)
             per_lang[lang] = _verdict_metadata(lines, missing)
             context.log.info(f"oracle [{lang}]: {per_lang[lang]['correct_share']} of {len(lines)}")
@@ -164,11 +167,17 @@ def results(context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitS
     items = _core_items(chpit, lang)
     tools = _tools(chpit, config.today)
     path = results_path(chpit.results_dir, system_key, lang)
-    with model.endpoints(parse_system_key(system_key).slug) as endpoints:
+    slug = parse_system_key(system_key).slug
+    if slug is None:
+        # oracle and recite cost nothing and answer from the current store: never resume stale answers.
+        path.unlink(missing_ok=True)
+    with model.endpoints(slug) as endpoints:
         system = prepare_system(system_key, items, tools=tools, endpoints=endpoints, confirm=model.confirm,
                                 echo=context.log.warning)
         try:
-            with tools.session():
+            # One shared connection suits the lookup-only systems; a model run can last hours and must
+            # not hold the store open against the nightly build's writers, so each tool call opens its own.
+            with tools.session() if slug is None else nullcontext():
                 summary = run_items(system, items, path, workers=model.workers, retry_errors=config.retry_errors)
         finally:
             client = getattr(system, "client", None)
