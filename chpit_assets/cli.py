@@ -58,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m chpit_assets", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="materialise the pipeline for the given languages")
-    run_parser.add_argument("--langs", default=",".join(LANGS), help=f"comma-separated (default: all; CH-PiT publishes {','.join(BENCH_LANGS)})")
+    run_parser.add_argument(
+        "--langs",
+        default=",".join(BENCH_LANGS),
+        help=f"comma-separated, of {','.join(LANGS)} (default: the languages CH-PiT publishes)",
+    )
     run_parser.add_argument(
         "--systems",
         default=",".join(DEFAULT_RUN_SYSTEMS),

@@ -1,8 +1,9 @@
 """The DuckDB store: one file, the spec's tables, atomic per-partition writes.
 
-DuckDB allows one writing process at a time; callers open short-lived
-connections and the Dagster layer queues writers (one pool slot), so a
-connection is never held across a long computation.
+DuckDB allows one writing process at a time, and no other process even reads meanwhile.
+Writers (the assets in the `duckdb_writer` pool) hold one transaction for their partition's
+whole computation, so a partition is replaced all at once or not at all; readers open short
+read-only connections and wait, bounded, while a writer holds the file.
 """
 
 from __future__ import annotations
