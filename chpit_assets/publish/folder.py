@@ -44,7 +44,12 @@ def recover(publish_dir: Path) -> None:
 def new_staging_dir(publish_dir: Path) -> Path:
     """An empty folder next to `publish_dir` (same filesystem, so the swap is a rename)."""
     publish_dir.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{publish_dir.name}-next-", dir=publish_dir.parent))
+    staged = Path(tempfile.mkdtemp(prefix=f".{publish_dir.name}-next-", dir=publish_dir.parent))
+    # mkdtemp makes it 0700; once swapped in it is the published folder, readable like any other.
+    umask = os.umask(0)
+    os.umask(umask)
+    staged.chmod(0o777 & ~umask)
+    return staged
 
 
 def swap_in(staged: Path, publish_dir: Path) -> None:

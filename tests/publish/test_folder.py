@@ -38,6 +38,15 @@ def test_swap_replaces_the_whole_folder_and_cleans_up(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["publish"]
 
 
+def test_the_published_folder_is_readable_like_any_other_folder(tmp_path):
+    old = os.umask(0o022)
+    try:
+        staged = new_staging_dir(tmp_path / "publish")
+    finally:
+        os.umask(old)
+    assert staged.stat().st_mode & 0o777 == 0o755  # not mkdtemp's 0700: others serve the dataset
+
+
 def test_a_failed_swap_puts_the_previous_build_back(tmp_path, monkeypatch):
     live = tmp_path / "publish"
     build(live, "old")
