@@ -7,32 +7,19 @@ sample), build-report.json, then oracle gate -> oracle and recite runs -> report
 from __future__ import annotations
 
 import shutil
-import warnings
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from chpit_assets.bench.build_report import build_report, write_report
-from chpit_assets.defs.resources import ChpitStore, FedlexSource
 from chpit_assets.defs.runs.pipeline import run_benchmark
+from tests.dagster_defs import defs_for
 from tests.runs.conftest import TODAY, build_sample
 
 RUN_CONFIG = {"ops": {"results": {"config": {"today": TODAY.isoformat()}}},
               "loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 PUBLISH = [dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")]
-
-
-def defs_for(data_dir: Path) -> dg.Definitions:
-    from chpit_assets import defs as defs_package
-
-    warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-    return dg.Definitions(
-        assets=dg.load_assets_from_package_module(defs_package),
-        asset_checks=dg.load_asset_checks_from_package_module(defs_package),
-        resources={"chpit": ChpitStore(data_dir=str(data_dir)), "fedlex": FedlexSource()},
-    )
 
 
 @pytest.fixture(scope="session")

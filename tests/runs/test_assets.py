@@ -5,28 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import warnings
 
 import dagster as dg
 import pytest
 
-from chpit_assets.defs.resources import ChpitStore, FedlexSource
 from chpit_assets.defs.runs.pipeline import run_benchmark
 from chpit_assets.runs.errors import UnknownSystemError
+from tests.dagster_defs import defs_for
 
 from .conftest import TODAY
-
-
-def _defs(data_dir) -> dg.Definitions:
-    from chpit_assets import defs as defs_package
-
-    warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-    return dg.Definitions(
-        assets=dg.load_assets_from_package_module(defs_package),
-        asset_checks=dg.load_asset_checks_from_package_module(defs_package),
-        resources={"chpit": ChpitStore(data_dir=str(data_dir)), "fedlex": FedlexSource()},
-    )
 
 
 def _copy(sample, tmp_path):
@@ -44,7 +31,7 @@ def test_oracle_and_recite_through_dagster_to_the_report(sample, tmp_path):
     data = _copy(sample, tmp_path)
     lines: list[str] = []
     with dg.instance_for_test() as instance:
-        assert run_benchmark(_defs(data), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lines.append)
+        assert run_benchmark(defs_for(data), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lines.append)
         assert set(instance.get_dynamic_partitions("systems")) == {"oracle", "recite"}
     n = len(sample.items["de"])
     oracle = [json.loads(l) for l in (data / "results" / "oracle" / "de.scored.jsonl").read_text().splitlines()]
@@ -64,7 +51,7 @@ def test_a_failing_oracle_blocks_results_and_report(sample, tmp_path):
     core.write_text("".join(json.dumps(i) + "\n" for i in items))
     lines: list[str] = []
     with dg.instance_for_test() as instance:
-        assert not run_benchmark(_defs(data), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lines.append)
+        assert not run_benchmark(defs_for(data), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lines.append)
         check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
             [dg.AssetCheckKey(dg.AssetKey("oracle_gate"), "oracle_scores_one")])
         evaluation = next(iter(check.values())).event.dagster_event.event_specific_data
@@ -77,7 +64,7 @@ def test_a_failing_oracle_blocks_results_and_report(sample, tmp_path):
 def test_unknown_system_keys_never_reach_the_partition_axis(tmp_path):
     with dg.instance_for_test() as instance:
         with pytest.raises(UnknownSystemError):
-            run_benchmark(_defs(tmp_path), instance, ("oracle", "gpt/summarise"), ("de",), echo=lambda s: None)
+            run_benchmark(defs_for(tmp_path), instance, ("oracle", "gpt/summarise"), ("de",), echo=lambda s: None)
         assert instance.get_dynamic_partitions("systems") == []
 
 
@@ -90,6 +77,6 @@ def test_the_oracle_gate_asks_again_instead_of_resuming_old_answers(sample, tmp_
     stale.write_text("".join(json.dumps({"id": i["id"], "answer": "stale", "error": None}) + "\n" for i in core))
     lines: list[str] = []
     with dg.instance_for_test() as instance:
-        assert run_benchmark(_defs(data), instance, ("oracle",), ("de",), RUN_CONFIG, echo=lines.append)
+        assert run_benchmark(defs_for(data), instance, ("oracle",), ("de",), RUN_CONFIG, echo=lines.append)
     assert "stale" not in stale.read_text()
     assert "oracle_gate: passed" in lines[0]
