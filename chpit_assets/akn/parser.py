@@ -38,6 +38,7 @@ PARSER_VERSION = "1"
 _ARTICLE, _FIELD, _LINE, _NUM, _END, _CELL = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"
 _SEPARATOR_LEAD = "\ue000".encode("utf-8")[:2]  # UTF-8 lead bytes shared by U+E000..U+E03F
 _SEPARATORS = re.compile("[\ue000-\ue005]")
+_SPACES = re.compile("  +")
 
 _CONTAINERS = "|".join(
     f"a:{t}"
@@ -55,14 +56,16 @@ _STYLESHEET = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/199
       <xsl:text>&#xE001;</xsl:text><xsl:apply-templates select="*[not(self::a:num or self::a:heading)]" mode="block"/>
     </xsl:for-each>
   </xsl:template>
-  <!-- Not wording: footnotes (their tail, the running text, is kept) and layout placeholders. -->
+  <!-- Not wording: footnotes (their tail, the running text, is kept) and layout placeholders. A number
+       is read where its paragraph or item puts it, so in block mode it is skipped (cheaper than a
+       predicate on every paragraph's children). -->
   <xsl:template match="a:authorialNote|a:placeholder" mode="inline"/>
-  <xsl:template match="a:authorialNote|a:placeholder" mode="block"/>
+  <xsl:template match="a:authorialNote|a:placeholder|a:num" mode="block"/>
   <xsl:template match="a:br" mode="inline"><xsl:text> </xsl:text></xsl:template>
   <!-- A paragraph or list item: its number, then its blocks; the number joins the first line in Python. -->
   <xsl:template match="a:paragraph|a:item" mode="block">
     <xsl:text>&#xE002;&#xE003;</xsl:text><xsl:apply-templates select="a:num" mode="inline"/>
-    <xsl:apply-templates select="*[not(self::a:num)]" mode="block"/>
+    <xsl:apply-templates select="*" mode="block"/>
     <xsl:text>&#xE002;&#xE004;</xsl:text>
   </xsl:template>
   <xsl:template match="{_CONTAINERS}" mode="block"><xsl:apply-templates select="*" mode="block"/></xsl:template>
@@ -130,33 +133,36 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
 
 
 def _collapse_ascii_space(text: str) -> str:
-    # str.replace runs in C; a regex over the whole edition costs as much as the XSLT pass itself.
+    # str.replace and a literal-prefixed regex run in C; a general whitespace regex over the whole
+    # edition costs as much as the XSLT pass itself.
     text = text.replace("\n", " ").replace("\t", " ").replace("\r", " ")
-    while "  " in text:
-        text = text.replace("  ", " ")
-    return text
+    return _SPACES.sub(" ", text) if "  " in text else text
 
 
 def _lines(body: str) -> str:
     """Join the flattened blocks of one article into its text; numbers join their first line."""
     lines: list[str] = []
+    append = lines.append
     pending = ""  # numbers not yet placed: "5", or "5 a." for an item that opens its paragraph
     for piece in body.split(_LINE):
-        if piece.startswith(_NUM):
+        head = piece[:1]
+        if head == _NUM:
             number = piece[1:].strip()
-            pending = f"{pending} {number}" if pending and number else pending or number
-            continue
-        if piece == _END:
+            if number:
+                pending = f"{pending} {number}" if pending else number
+        elif head == _END:
             if pending:  # a numbered element with no text of its own
-                lines.append(pending)
+                append(pending)
                 pending = ""
-            continue
-        if _CELL in piece:
-            piece = "\t".join(cell.strip() for cell in piece.split(_CELL))
-        line = piece.strip()
-        if line:
-            lines.append(f"{pending} {line}" if pending else line)
-            pending = ""
+        else:
+            if _CELL in piece:
+                piece = "\t".join(cell.strip() for cell in piece.split(_CELL))
+            line = piece.strip()
+            if line:
+                if pending:
+                    line = f"{pending} {line}"
+                    pending = ""
+                append(line)
     return "\n".join(lines)
 
 
