@@ -129,16 +129,3 @@ def check_identity(
     if problems:
         raise IdentityMismatch(where, "; ".join(problems))
 
-
-def read_identity_of_file(path: str, where: str) -> EditionIdentity:
-    """`read_identity` reading only the head of a file (meta and preface), not its body.
-
-    Used when a stored edition is reused without re-parsing but its names are still needed.
-    """
-    try:
-        for _event, el in etree.iterparse(path, events=("end",), tag=(f"{{{AKN_NS}}}preface", f"{{{AKN_NS}}}body")):
-            root = el.getroottree().getroot()
-            return read_identity(root, where)
-    except etree.XMLSyntaxError as exc:
-        raise NotXml(where, f"not well-formed XML: {exc}") from exc
-    raise NotAConsolidation(where, "no preface or body element")

@@ -31,8 +31,9 @@ from lxml import etree
 from .errors import AknError
 from .identity import EditionIdentity, parse_xml, read_identity
 
-PARSER_VERSION = "1"
-"""Bump when the text layout changes: stored editions parsed by another version are re-parsed."""
+PARSER_VERSION = "2"
+"""Bump when the text layout or what ingest stores from a file changes: stored editions parsed by
+another version are re-parsed."""
 
 # Separators the stylesheet writes (Unicode private use: never Fedlex text, and not white space to str.strip).
 _ARTICLE, _FIELD, _LINE, _NUM, _END, _CELL = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"

@@ -17,7 +17,6 @@ from typing import Protocol
 import polars as pl
 
 from chpit_assets.akn.errors import AknError
-from chpit_assets.akn.identity import EditionIdentity, read_identity_of_file
 from chpit_assets.akn.parser import PARSER_VERSION, parse_edition
 from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
 
@@ -104,12 +103,14 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
     catalog = catalog.for_lang(lang)
     report = IngestReport(lang=lang, acts=len(catalog.acts), editions=len(catalog.editions))
     by_consolidation = {f.edition.consolidation: f for f in fetched if f.edition.lang == lang}
-    previous = {
-        row["version_id"]: row
-        for row in store.frame(
-            "SELECT version_id, sha256, parser_version, stage, n_articles FROM ch_act_version WHERE lang = ?", [lang]
-        ).iter_rows(named=True)
-    }
+    with store.connect() as con:  # writable: brings an older store's schema up to date first
+        previous = {
+            row["version_id"]: row
+            for row in con.sql(
+                "SELECT version_id, sha256, parser_version, stage, n_articles, title, short_form "
+                "FROM ch_act_version WHERE lang = ?", params=[lang]
+            ).pl().iter_rows(named=True)
+        }
 
     # Decide every edition's fate before touching the store: failed, reused as stored, or to parse.
     version_rows: list[dict] = []
@@ -133,6 +134,8 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
             "sha256": got.sha256 if got else None,
             "parser_version": PARSER_VERSION,
             "n_articles": None,
+            "title": None,
+            "short_form": None,
         }
         version_rows.append(row)
         if got is None or got.stage not in USABLE_STAGES:
@@ -142,8 +145,8 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         old = previous.get(version_id)
         if old and old["stage"] == PARSED and old["sha256"] == got.sha256 and old["parser_version"] == PARSER_VERSION:
             reused.add(version_id)
-            row["n_articles"] = old["n_articles"]
-            row["_path"] = got.path
+            # Everything ingest needs from the file is stored: a reused edition is not opened at all.
+            row.update(n_articles=old["n_articles"], title=old["title"], short_form=old["short_form"])
         else:
             to_parse.append((row, act, edition, Path(got.path)))
     report.reused = len(reused)
@@ -159,8 +162,9 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
             except (AknError, OSError) as exc:
                 _fail(report, row, act, edition, getattr(exc, "stage", "parse"), str(exc))
                 continue
-            row["_identity"] = parsed.identity
             row["n_articles"] = len(parsed.articles)
+            row["title"] = parsed.identity.names.get(lang)
+            row["short_form"] = parsed.identity.short_forms.get(lang)
             report.reparsed += 1
             for a in parsed.articles:
                 batch["version_id"].append(row["version_id"])
@@ -173,10 +177,7 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
                 batch = {name: [] for name in ARTICLE_SCHEMA}
         insert(con, "ch_act_article", pl.DataFrame(batch, schema=ARTICLE_SCHEMA))
 
-        act_rows, alias_rows = _act_rows(catalog, lang, _latest_identities(version_rows, catalog))
-        for r in version_rows:
-            r.pop("_identity", None)
-            r.pop("_path", None)
+        act_rows, alias_rows = _act_rows(catalog, lang, _latest_names(version_rows, catalog))
         _upsert_acts(con, act_rows, lang)
         con.execute("DELETE FROM ch_act_alias WHERE lang = ?", [lang])
         insert(con, "ch_act_alias", _frame(alias_rows, ALIAS_SCHEMA))
@@ -196,21 +197,14 @@ def _fail(report: IngestReport, row: dict, act: CatalogAct, edition: CatalogEdit
     )
 
 
-def _latest_identities(version_rows: list[dict], catalog: Catalog) -> dict[str, EditionIdentity]:
-    """Per act, the identity of its latest usable edition: names and abbreviations come from it.
-
-    A freshly parsed edition brings its identity along; for a reused one only the head of that
-    single file is read, so a rebuild gives the same ch_act and alias rows as a first build.
-    """
+def _latest_names(version_rows: list[dict], catalog: Catalog) -> dict[str, tuple[str | None, str | None]]:
+    """Per act eli, (title, short form) as its latest parsed edition in this language states them."""
     latest: dict[int, dict] = {}
     for row in version_rows:  # sorted by act and date
         if row["stage"] == PARSED:
             latest[row["act_id"]] = row
     elis = {act_id_for(a.eli): a.eli for a in catalog.acts}
-    return {
-        elis[act_id]: row.get("_identity") or read_identity_of_file(str(row["_path"]), row["eli"])
-        for act_id, row in latest.items()
-    }
+    return {elis[act_id]: (row["title"], row["short_form"]) for act_id, row in latest.items()}
 
 
 def data_version(version_rows: list[dict]) -> str:
@@ -241,21 +235,16 @@ def _upsert_acts(con, rows: list[dict], lang: str) -> None:
     con.unregister("_acts")
 
 
-def _act_rows(catalog: Catalog, lang: str, identities: dict[str, EditionIdentity]) -> tuple[list[dict], list[dict]]:
+def _act_rows(
+    catalog: Catalog, lang: str, file_names: dict[str, tuple[str | None, str | None]]
+) -> tuple[list[dict], list[dict]]:
     acts, aliases = [], []
     for act in catalog.acts:
-        identity = identities.get(act.eli)
-        names = dict(identity.names) if identity else {}
-        short_forms = dict(identity.short_forms) if identity else {}
-
-        def title(code: str) -> str | None:
-            t = act.titles.get(code)
-            return t.title if t else names.get(code)
-
-        def short(code: str) -> str | None:
-            # The catalog's titleShort and the files' shortForm are the same curated abbreviation.
-            t = act.titles.get(code)
-            return (t.title_short if t and t.title_short else None) or short_forms.get(code)
+        file_title, file_short = file_names.get(act.eli, (None, None))
+        catalog_name = act.titles.get(lang)
+        title = catalog_name.title if catalog_name else file_title
+        # The catalog's titleShort and the file's shortForm are the same curated abbreviation.
+        short = (catalog_name.title_short if catalog_name and catalog_name.title_short else None) or file_short
 
         act_id = act_id_for(act.eli)
         row = {
@@ -266,12 +255,12 @@ def _act_rows(catalog: Catalog, lang: str, identities: dict[str, EditionIdentity
             "enforcement_status": act.in_force_status,
             "date_entry_in_force": act.date_entry_in_force,
             "date_no_longer_in_force": act.date_no_longer_in_force,
-            f"title_{lang}": title(lang),
+            f"title_{lang}": title,
         }
         if lang == "de":  # B7: ch_act.abbreviation is the German one, so only the German partition sets it
-            row["abbreviation"] = short("de")
+            row["abbreviation"] = short
         acts.append(row)
-        for abbr, source in ((short(lang), "curated"), (title_paren_abbreviation(title(lang)), "title_paren")):
+        for abbr, source in ((short, "curated"), (title_paren_abbreviation(title), "title_paren")):
             if abbr:
                 aliases.append(
                     {"lang": lang, "sr_number": act.sr_number, "abbr": abbr, "source": source, "act_id": act_id}
@@ -290,7 +279,7 @@ VERSION_SCHEMA = {
     "version_id": pl.Int64, "act_id": pl.Int64, "lang": pl.String, "date_applicability": pl.Date,
     "date_end_applicability": pl.Date, "eli": pl.String, "source": pl.String, "stage": pl.String,
     "error": pl.String, "file_url": pl.String, "sha256": pl.String, "parser_version": pl.String,
-    "n_articles": pl.Int32,
+    "n_articles": pl.Int32, "title": pl.String, "short_form": pl.String,
 }
 ARTICLE_SCHEMA = {
     "version_id": pl.Int64, "e_id": pl.String, "article_number": pl.String, "heading": pl.String, "text": pl.String,

@@ -67,8 +67,14 @@ CREATE TABLE IF NOT EXISTS ch_act_version (
     file_url               VARCHAR,
     sha256                 VARCHAR,
     parser_version         VARCHAR,                -- re-parse only when the file or the parser changed
-    n_articles             INTEGER
+    n_articles             INTEGER,
+    title                  VARCHAR,                -- the file's own FRBRname in this language
+    short_form             VARCHAR                 -- and its shortForm: ch_act / alias rows come from them
 );
+
+-- Stores built before these columns existed get them; PARSER_VERSION 2 re-parses their editions to fill them.
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS title VARCHAR;
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS short_form VARCHAR;
 
 CREATE TABLE IF NOT EXISTS ch_act_article (
     version_id     BIGINT NOT NULL,
