@@ -20,17 +20,19 @@ DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def run(langs: list[str], systems: list[str], model_config: dict) -> int:
+def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict) -> int:
     from chpit_assets.definitions import defs
     from chpit_assets.defs.runs.pipeline import run_benchmark
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = dg.DagsterInstance.get()
+    build_config = {**_QUIET, "resources": {"fedlex": {"config": fedlex_config}}}
     steps = [("build", lang) for lang in langs] + [("build_report_job", None)]
     for job_name, partition in steps:
         result = defs.resolve_job_def(job_name).execute_in_process(
-            instance=instance, partition_key=partition, raise_on_error=False, run_config=_QUIET
+            instance=instance, partition_key=partition, raise_on_error=False,
+            run_config=build_config if partition else _QUIET,
         )
         label = f"{job_name} [{partition}]" if partition else job_name
         print(f"{label}: {'ok' if result.success else 'FAILED'} (run {result.run_id})", flush=True)
@@ -68,6 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(DEFAULT_RUN_SYSTEMS),
         help="comma-separated system keys: oracle, recite, <model-slug>/{closed,current,pit,agentic}",
     )
+    fedlex = run_parser.add_argument_group("Fedlex", "where the catalog and the XML editions come from")
+    fedlex.add_argument("--source", choices=("sample", "live"), default="sample",
+                        help="the shipped sample (offline, default) or live Fedlex (SPARQL + filestore)")
+    fedlex.add_argument("--sr-numbers", default="", help="live only: comma-separated SR numbers (default: every act)")
+    fedlex.add_argument("--sparql-url", default="https://fedlex.data.admin.ch/sparqlendpoint")
     model = run_parser.add_argument_group(
         "model endpoint", "for <model-slug>/<mode> systems; default: the local SmolLM2 server, started per run"
     )
@@ -88,7 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         "max_tokens": args.max_tokens, "retry_max_tokens": 2 * args.max_tokens, "workers": args.workers,
         "confirm": args.confirm_spend,
     }
-    return run(langs, [s.strip() for s in args.systems.split(",") if s.strip()], model_config)
+    fedlex_config = {
+        "mode": args.source, "sparql_url": args.sparql_url,
+        "sr_numbers": [n.strip() for n in args.sr_numbers.split(",") if n.strip()],
+    }
+    return run(langs, [s.strip() for s in args.systems.split(",") if s.strip()], model_config, fedlex_config)
 
 
 if __name__ == "__main__":

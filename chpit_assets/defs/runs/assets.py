@@ -128,13 +128,21 @@ def _verdict_metadata(lines: list[dict], missing: list[str]) -> dict:
     }
 
 
+def built_langs(chpit: ChpitStore) -> list[str]:
+    """The bench languages this build has a core split for (`make run --langs de` builds one)."""
+    return [lang for lang in BENCH_LANGS if core_path(chpit.build_dir, lang).exists()]
+
+
 @dg.asset(group_name=GROUP, deps=["core_split"], kinds={"python"})
 def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
-    """R1: the oracle over every bench language's core split, scored. Its blocking check must pass first."""
+    """R1: the oracle over every built language's core split, scored. Its blocking check must pass first."""
+    langs = built_langs(chpit)
+    if not langs:
+        raise dg.Failure(f"no core split in {chpit.build_dir} for any of {', '.join(BENCH_LANGS)}: build first")
     tools = PitTools(chpit.store)
     per_lang = {}
     with tools.session():
-        for lang in BENCH_LANGS:
+        for lang in langs:
             items = _core_items(chpit, lang)
             path = results_path(chpit.results_dir, "oracle", lang)
             # Never resumed: the gate must judge today's resolver on today's items, not old answers.

@@ -8,20 +8,18 @@ from chpit_assets.runs.runner import read_jsonl, scored_path
 
 from ..partitions import BENCH_LANGS
 from ..resources import ChpitStore
-from .assets import oracle_gate
+from .assets import built_langs, oracle_gate
 
 
 def oracle_failures(chpit: ChpitStore) -> list[str]:
     """Why the oracle is not 1.000, one reason per language (empty = it is, on every language).
 
-    A language whose core split is empty passes vacuously (the sample has German changes only);
-    a core item without a scored oracle line fails."""
-    bad = []
-    for lang in BENCH_LANGS:
+    Every built language counts; a language whose core split is empty passes vacuously (the sample
+    has German changes only); a core item without a scored oracle line fails."""
+    langs = built_langs(chpit)
+    bad = [] if langs else [f"no core split in {chpit.build_dir} for any of {', '.join(BENCH_LANGS)}"]
+    for lang in langs:
         core = core_path(chpit.build_dir, lang)
-        if not core.exists():
-            bad.append(f"{lang}: no core split at {core}")
-            continue
         n_items = len(read_jsonl(core))
         path = scored_path(chpit.results_dir, "oracle", lang)
         lines = read_jsonl(path) if path.exists() else []
