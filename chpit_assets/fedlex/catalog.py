@@ -91,6 +91,7 @@ def load_sample_catalog(sample_dir: Path) -> Catalog:
         raise CatalogError(f"cannot read sample catalog {path}: {exc}") from exc
     acts: list[CatalogAct] = []
     editions: list[CatalogEdition] = []
+    base = Path(sample_dir).resolve()  # once: resolving each of 12,000 file paths costs a quarter second
     for a in raw.get("acts", []):
         for key in ("eli", "sr_number", "in_force_status", "editions"):
             if key not in a:
@@ -111,7 +112,7 @@ def load_sample_catalog(sample_dir: Path) -> Catalog:
             where = f"{e.get('consolidation', a['eli'])} [{e.get('lang')}]"
             if e.get("lang") not in LANGS:
                 raise CatalogError(f"{path}: edition {where}: unknown language {e.get('lang')!r}")
-            file_url = (Path(sample_dir) / e["file"]).resolve().as_uri() if e.get("file") else None
+            file_url = (base / e["file"]).as_uri() if e.get("file") else None
             editions.append(
                 CatalogEdition(
                     act_eli=a["eli"],

@@ -31,7 +31,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -89,7 +89,6 @@ class EditionCache:
     def __init__(self, root: Path):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._sweep_stale_temp()
 
     def content_path(self, sha256: str) -> Path:
         return self.root / "sha256" / sha256[:2] / f"{sha256}.xml"
@@ -120,7 +119,7 @@ class EditionCache:
     def temp_files(self) -> list[Path]:
         return sorted(self.root.rglob(".*.tmp"))
 
-    def _sweep_stale_temp(self) -> None:
+    def sweep_stale_temp(self) -> None:
         # Only old ones: a young temp file may be another process writing right now.
         cutoff = time.time() - self.TEMP_STALE_AFTER
         for tmp in self.temp_files():
@@ -167,35 +166,50 @@ class EditionDownloader:
         """One result per edition (default: every edition of `catalog`), in input order."""
         acts = {a.eli: a for a in catalog.acts}
         todo = list(catalog.editions if editions is None else editions)
-        if self.concurrency == 1:
-            return [self._one(e, acts.get(e.act_eli)) for e in todo]
+        # Cache hits and "no file" are answered here; only real fetches go to the worker threads
+        # (a nightly rebuild of an unchanged language then costs one index read per edition).
+        results: list[DownloadResult | None] = [self._known(e, e.act_eli in acts) for e in todo]
+        missing = [i for i, r in enumerate(results) if r is None]
+        if missing:
+            self.cache.sweep_stale_temp()  # leftovers of a run that died while fetching
+        if self.concurrency == 1 or len(missing) <= 1:
+            for i in missing:
+                results[i] = self._one(todo[i], acts.get(todo[i].act_eli))
+            return results  # type: ignore[return-value]
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="fedlex-download")
-        futures: list[Future[DownloadResult]] = [pool.submit(self._one, e, acts.get(e.act_eli)) for e in todo]
+        futures = {i: pool.submit(self._one, todo[i], acts.get(todo[i].act_eli)) for i in missing}
         try:
-            results = [f.result() for f in futures]
+            for i, future in futures.items():
+                results[i] = future.result()
         except BaseException:
             # Ctrl-C or a bug: stop queued work instead of finishing the whole batch first.
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
-        return results
+        return results  # type: ignore[return-value]
+
+    def _known(self, edition: CatalogEdition, act_known: bool) -> DownloadResult | None:
+        """The result without fetching, when there is nothing to fetch or the cache has the file
+        (for an act the catalog knows: otherwise there is nothing to check the file against)."""
+        if edition.file_url is None:
+            return DownloadResult(edition, None, None, "no_file", None)
+        entry = self.cache.lookup(edition.file_url) if act_known else None
+        if (
+            entry is not None
+            and (entry.consolidation, entry.lang) == (edition.consolidation, edition.lang)
+            and edition.sha256 in (None, entry.sha256)
+        ):
+            return DownloadResult(edition, self.cache.content_path(entry.sha256), entry.sha256, "cached")
+        return None
 
     def _one(self, edition: CatalogEdition, act: CatalogAct | None) -> DownloadResult:
+        """Fetch, validate and cache one edition that has a file and is not in the cache."""
         url = edition.file_url
         sr = act.sr_number if act is not None else "?"
-        where = f"act {edition.act_eli} (SR {sr}) edition {edition.consolidation} [{edition.lang}] {url or '(no file)'}"
-        if url is None:
-            return DownloadResult(edition, None, None, "no_file", None)
+        where = f"act {edition.act_eli} (SR {sr}) edition {edition.consolidation} [{edition.lang}] {url}"
         try:
             if act is None:
                 raise _Rejected("validate", f"{where}: the act is not in the catalog, nothing to check the file against")
-            entry = self.cache.lookup(url)
-            if (
-                entry is not None
-                and (entry.consolidation, entry.lang) == (edition.consolidation, edition.lang)
-                and edition.sha256 in (None, entry.sha256)
-            ):
-                return DownloadResult(edition, self.cache.content_path(entry.sha256), entry.sha256, "cached")
             data = self._fetch(url, where)
             sha256 = hashlib.sha256(data).hexdigest()
             self._validate(data, sha256, edition, act, where)
