@@ -204,7 +204,11 @@ def write_items(store: Store, build_dir: Path | str, result: ItemBuild) -> Path:
 
 def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
     require_tables(con, "bench_items")
-    changes = list(con.sql(_CHANGES_SQL, params={"lang": lang}).pl().iter_rows(named=True))
+    # Plain tuples from the cursor, not .pl().iter_rows(): the text columns were copied into an
+    # Arrow table, then a polars frame, then Python strings.
+    cursor = con.execute(_CHANGES_SQL, {"lang": lang})
+    columns = [d[0] for d in cursor.description]
+    changes = [dict(zip(columns, row)) for row in cursor.fetchall()]
     sel = select(changes, lang, settings, frozen)
     # Frozen items are copied as recorded; only FREE_FIELDS (core) is restamped below.
     items = sorted([dict(i) for i in frozen] + sel.items, key=lambda i: i["id"])
@@ -286,7 +290,8 @@ def _load_lines(store: Store, lang: str, core_only: bool) -> list[str]:
     where = "lang = $lang" + (" AND core" if core_only else "")
     with store.connect(read_only=True) as con:
         require_tables(con, "reading bench_item")
-        return con.sql(f"SELECT line FROM bench_item WHERE {where} ORDER BY id", params={"lang": lang}).pl()["line"].to_list()
+        rows = con.execute(f"SELECT line FROM bench_item WHERE {where} ORDER BY id", {"lang": lang}).fetchall()
+        return [line for (line,) in rows]
 
 
 def core_path(build_dir: Path | str, lang: str) -> Path:

@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS bench_act_fingerprint (  -- what ch_act_change was la
 
 CREATE TABLE IF NOT EXISTS bench_text_check (  -- B4/B5/B12 outcome per pair of article texts, by content
     lang               VARCHAR NOT NULL,
-    old_sha            VARCHAR NOT NULL,       -- sha256 of the old edition's article text
+    old_sha            VARCHAR NOT NULL,       -- md5 of the old edition's article text (eligibility.py)
     new_sha            VARCHAR NOT NULL,
     rules              VARCHAR NOT NULL,       -- eligibility.TEXT_RULES when computed
     identical_or_short BOOLEAN NOT NULL,
