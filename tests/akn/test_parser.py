@@ -188,3 +188,12 @@ def test_text_has_no_xml_indentation_and_no_empty_lines():
     for path in sorted(DSG.glob("*.xml")):
         for a in parse(path).articles:
             assert "\n\n" not in a.text and not re.search(r"[ \t]{2,}", a.text), (path, a.e_id)
+
+
+def test_text_with_the_parsers_reserved_separators_is_refused_not_garbled():
+    doc = body_of(article("art_1", "1", "1|Ein Zeichen \ue002 aus dem privaten Bereich."))
+    with pytest.raises(AknError, match="private-use"):
+        parse_edition(doc, "t")
+    # Other private-use characters (a font's symbol, say) are text like any other.
+    text = parse_edition(body_of(article("art_1", "1", "1|Symbol \ue0ff hier.")), "t").articles[0].text
+    assert text == "1 Symbol \ue0ff hier."
