@@ -19,6 +19,7 @@ import polars as pl
 from chpit_assets.akn.errors import AknError
 from chpit_assets.akn.parser import PARSER_VERSION, parse_edition
 from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
+from chpit_assets.markdown import table
 
 from .schema import act_id_for, version_id_for
 from .store import Store, insert
@@ -74,11 +75,10 @@ class IngestReport:
     def failures_markdown(self) -> str:
         if not self.failures:
             return "No failures."
-        rows = ["| SR | edition | lang | stage | error |", "|---|---|---|---|---|"]
-        for f in self.failures:
-            error = f.error.replace("|", "\\|").replace("\n", " ")[:300]
-            rows.append(f"| {f.sr_number} | {f.consolidation} | {f.lang} | {f.stage} | {error} |")
-        return "\n".join(rows)
+        return table(
+            ["SR", "edition", "lang", "stage", "error"],
+            [(f.sr_number, f.consolidation, f.lang, f.stage, f.error[:300]) for f in self.failures],
+        )
 
 
 def title_paren_abbreviation(title: str | None) -> str | None:

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from chpit_assets.bench.items import LICENCE, SOURCE
 from chpit_assets.files import write_atomic
+from chpit_assets.markdown import table_lines
 
 from .candidate import Candidate
 from .errors import PublishError
@@ -70,11 +71,6 @@ def _yaml_header(candidate: Candidate) -> list[str]:
     return [*out, "---"]
 
 
-def _table(header: list[str], rows: list[list[object]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *["| " + " | ".join(str(c) for c in row) + " |" for row in rows]]
-
-
 def _type_name(kind: str | dict) -> str:
     if isinstance(kind, dict):
         return "struct (see below)"
@@ -111,17 +107,17 @@ def render_card(candidate: Candidate, load_name: str) -> str:
     rows = [[lang, report.get(lang, {}).get("changes_considered", 0), report.get(lang, {}).get("selected", 0),
              len(candidate.items[lang]), len(candidate.core(lang)), report.get(lang, {}).get("items_new", 0)]
             for lang in candidate.items]
-    out += _table(["lang", "changes considered", "changes selected", "items", "core", "new in this build"], rows)
+    out += table_lines(["lang", "changes considered", "changes selected", "items", "core", "new in this build"], rows)
     reasons = report.get("skip_reasons", [])
     out += ["", "Changes not turned into items, by reason (build-report.json):", ""]
-    out += _table(["reason", *candidate.items],
+    out += table_lines(["reason", *candidate.items],
                   [[r, *(report.get(lang, {}).get("skips", {}).get(r, 0) for lang in candidate.items)] for r in reasons])
     out += ["", "## Results on core", ""]
     out += [candidate.results_md] if candidate.results_md else ["No results were reported with this build."]
     out += ["", "## Fields", ""]
-    out += _table(["field", "type"], [[f"`{k}`", _type_name(v)] for k, v in ITEM_FIELDS.items()])
+    out += table_lines(["field", "type"], [[f"`{k}`", _type_name(v)] for k, v in ITEM_FIELDS.items()])
     out += ["", "`gold` and `distractor` share one shape:", ""]
-    out += _table(["field", "type"], [[f"`{k}`", _type_name(v)] for k, v in EDITION_FIELDS.items()])
+    out += table_lines(["field", "type"], [[f"`{k}`", _type_name(v)] for k, v in EDITION_FIELDS.items()])
     return "\n".join(out) + "\n"
 
 

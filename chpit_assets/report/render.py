@@ -11,18 +11,13 @@ import json
 from pathlib import Path
 
 from chpit_assets.files import write_atomic
+from chpit_assets.markdown import table_lines
 
 from .tables import HEADLINE_COLUMNS, HEADLINE_LANGS
 
 
 def fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
-
-
-def _table(header: list[str], body: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(cells) + " |" for cells in body]
-    return out
 
 
 def headline_cells(h: dict) -> list[str]:
@@ -70,7 +65,7 @@ def _tools_cells(t: dict) -> list[str]:
 
 def to_markdown(report: dict) -> str:
     out = ["# CH-PiT report", "", "## Results", ""]
-    out += _table(list(HEADLINE_COLUMNS), [headline_cells(h) for h in report["headline"]])
+    out += table_lines(list(HEADLINE_COLUMNS), [headline_cells(h) for h in report["headline"]])
     out += [
         "",
         "Read the date-sensitive column, not the headline: it is the correct share on the items where "
@@ -79,16 +74,16 @@ def to_markdown(report: dict) -> str:
         "## Date-sensitive share of the items",
         "",
     ]
-    out += _table(
+    out += table_lines(
         ["lang", "items", "recite known", "date-sensitive", "date-sensitive %"],
         [[lang, str(d["items"]), str(d["known"]), str(d["date_sensitive"]), fmt(d["date_sensitive_pct"])]
          for lang, d in report["date_sensitive"].items()],
     )
     out += ["", "## By language, system and kind", ""]
-    out += _table(_ROW_HEADER, [_row_cells(r) for r in report["rows"]])
+    out += table_lines(_ROW_HEADER, [_row_cells(r) for r in report["rows"]])
     if report["tools"]:
         out += ["", "## Tools (agentic)", ""]
-        out += _table(_TOOLS_HEADER, [_tools_cells(t) for t in report["tools"]])
+        out += table_lines(_TOOLS_HEADER, [_tools_cells(t) for t in report["tools"]])
     return "\n".join(out) + "\n"
 
 

@@ -22,3 +22,10 @@ def test_answers_to_items_of_an_earlier_build_are_left_out(tmp_path):
         "recite": [],
         "smollm2-135m/pit": ["a"],
     }
+
+
+def test_a_markdown_cell_cannot_break_its_table():
+    from chpit_assets.markdown import table
+
+    lines = table(["a", "b"], [("x|y", "one\ntwo")]).splitlines()
+    assert lines == ["| a | b |", "|---|---|", "| x\\|y | one ⏎ two |"]

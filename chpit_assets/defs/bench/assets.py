@@ -6,7 +6,6 @@ bench_item, bench_stats in the store; data/build/bench-{lang}.jsonl, core-{lang}
 build-report.json.
 """
 
-import hashlib
 
 import dagster as dg
 
@@ -15,7 +14,9 @@ from chpit_assets.bench.build_report import build_report as make_report
 from chpit_assets.bench.build_report import write_report
 from chpit_assets.bench.core_split import CORE_SIZE
 from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR
+from chpit_assets.markdown import table
 
+from ..metadata import data_version
 from ..partitions import lang_partitions
 from ..resources import ChpitStore
 
@@ -40,18 +41,6 @@ class ReportConfig(dg.Config):
     build_date: str | None = None           # the release date; never the wall clock (byte-identical reports)
 
 
-def md_table(columns: list[str], rows: list[tuple]) -> str:
-    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
-    body = "".join(
-        "\n| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ⏎ ") for v in r) + " |" for r in rows
-    )
-    return head + body
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"duckdb"},
           pool="duckdb_writer")
 def act_changes(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
@@ -61,7 +50,7 @@ def act_changes(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
     frame = built.changes
     by_type = dict(sorted(frame.group_by("change_type").len().rows()))
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(_sha(frame.write_csv().encode())),
+        data_version=data_version(frame.write_csv().encode()),
         metadata={"changes": frame.height, **{t: by_type.get(t, 0) for t in ("added", "removed", "modified")},
                   "acts": built.acts, "acts_recomputed": built.acts_recomputed},
     )
@@ -75,14 +64,14 @@ def eligible_changes(
     """B1-B12: the modified changes that can become items, every exclusion counted."""
     result = eligibility.update_eligible(chpit.store, context.partition_key, tuple(config.sources))
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(_sha(result.eligible.write_csv().encode() + repr(result.stats()).encode())),
+        data_version=data_version(result.eligible.write_csv().encode() + repr(result.stats()).encode()),
         metadata={
             "sources": ", ".join(result.sources),
             "changes_considered": result.changes_considered,
             "eligible": result.eligible.height,
             "halves_dropped_no_discriminating_unit": result.halves_dropped_no_discriminating_unit,
             "text_pairs_normalised": result.text_checks_computed,
-            "skips": dg.MetadataValue.md(md_table(["reason", "changes"], list(result.skips.items()))),
+            "skips": dg.MetadataValue.md(table(["reason", "changes"], list(result.skips.items()))),
         },
     )
 
@@ -97,7 +86,7 @@ def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: C
     examples = [(i["id"], i["kind"], i["as_of"], i["question"], i["gold"]["text"][:100]) for i in result.items[:3]]
     s = result.stats
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(_sha(path.read_bytes())),
+        data_version=data_version(path.read_bytes()),
         metadata={
             "path": dg.MetadataValue.path(str(path)),
             "items": s["items"],
@@ -106,7 +95,7 @@ def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: C
             "selected_changes": s["selected"],
             "capped_changes": s["capped"],
             "core": s["core"]["size"],
-            "examples": dg.MetadataValue.md(md_table(["id", "kind", "as_of", "question", "gold (start)"], examples)),
+            "examples": dg.MetadataValue.md(table(["id", "kind", "as_of", "question", "gold (start)"], examples)),
         },
     )
 
@@ -123,13 +112,13 @@ def core_split(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mater
         years[i["as_of"][:4]] = years.get(i["as_of"][:4], 0) + 1
         cells[(i["kind"], i["gold_is_current"])] = cells.get((i["kind"], i["gold_is_current"]), 0) + 1
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(_sha(path.read_bytes())),
+        data_version=data_version(path.read_bytes()),
         metadata={
             "path": dg.MetadataValue.path(str(path)),
             "core": len(core),
-            "per_year": dg.MetadataValue.md(md_table(["as_of year", "items"], sorted(years.items()))),
+            "per_year": dg.MetadataValue.md(table(["as_of year", "items"], sorted(years.items()))),
             "per_cell": dg.MetadataValue.md(
-                md_table(["kind", "gold_is_current", "items"], [(*k, n) for k, n in sorted(cells.items())])
+                table(["kind", "gold_is_current", "items"], [(*k, n) for k, n in sorted(cells.items())])
             ),
         },
     )
@@ -148,11 +137,11 @@ def build_report(context: dg.AssetExecutionContext, config: ReportConfig, chpit:
     ]
     columns = ["lang", "considered", "selected", "items", "core", *report["skip_reasons"]]
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(_sha(path.read_bytes())),
+        data_version=data_version(path.read_bytes()),
         metadata={
             "path": dg.MetadataValue.path(str(path)),
             "build": report["build"],
             "languages": ", ".join(report["languages"]),
-            "counts": dg.MetadataValue.md(md_table(columns, rows)),
+            "counts": dg.MetadataValue.md(table(columns, rows)),
         },
     )

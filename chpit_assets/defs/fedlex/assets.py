@@ -1,22 +1,21 @@
 """Fedlex -> catalog -> edition files -> parsed articles, one language partition at a time."""
 
-
-import hashlib
-
 import dagster as dg
 
 from chpit_assets.corpus.ingest import IngestReport, store_editions
 from chpit_assets.fedlex.catalog import Catalog
 from chpit_assets.fedlex.download import DownloadResult, download_editions
+from chpit_assets.markdown import table
 
+from ..metadata import data_version
 from ..partitions import lang_partitions
 from ..resources import ChpitStore, FedlexSource
 
 GROUP = "fedlex"
 
 
-def _digest(lines: list[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:16]
+def _lines_version(lines: list[str]) -> dg.DataVersion:
+    return data_version("\n".join(sorted(lines)).encode())
 
 
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"python"})
@@ -24,13 +23,13 @@ def fedlex_catalog(context: dg.AssetExecutionContext, fedlex: FedlexSource) -> d
     """Acts and consolidations (dates, file urls) in this language, from the shipped sample or live Fedlex."""
     catalog = fedlex.load_catalog(context.partition_key)
     with_file = sum(1 for e in catalog.editions if e.file_url)
-    version = _digest(
+    version = _lines_version(
         [f"{e.consolidation}|{e.date_end_applicability}|{e.file_url}|{e.sha256}" for e in catalog.editions]
         + [f"{a.eli}|{a.sr_number}|{a.in_force_status}" for a in catalog.acts]
     )
     return dg.Output(
         catalog,
-        data_version=dg.DataVersion(version),
+        data_version=version,
         metadata={
             "source": fedlex.mode,
             "acts": len(catalog.acts),
@@ -55,7 +54,7 @@ def fedlex_editions(
         context.log.warning(r.error)
     return dg.Output(
         results,
-        data_version=dg.DataVersion(_digest([f"{r.edition.consolidation}|{r.sha256}|{r.stage}" for r in results])),
+        data_version=_lines_version([f"{r.edition.consolidation}|{r.sha256}|{r.stage}" for r in results]),
         metadata={
             "files": sum(1 for r in results if r.ok),
             "by_stage": dg.MetadataValue.json(dict(sorted(stages.items()))),
@@ -92,12 +91,7 @@ def parsed_articles(
             "articles": report.articles,
             "failures_by_stage": dg.MetadataValue.json(report.failures_by_stage()),
             "failures": dg.MetadataValue.md(report.failures_markdown()),
-            "preview": dg.MetadataValue.md(_markdown(preview.rows(), preview.columns)),
+            "preview": dg.MetadataValue.md(table(preview.columns, preview.rows())),
         },
     )
 
-
-def _markdown(rows: list[tuple], columns: list[str]) -> str:
-    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
-    body = "\n".join("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ⏎ ") for v in r) + " |" for r in rows)
-    return head + "\n" + body

@@ -1,7 +1,6 @@
 """scored_results (every system and language) -> report: data/report/report.{md,json,html} (R4)."""
 
 
-import hashlib
 from pathlib import Path
 
 import dagster as dg
@@ -10,6 +9,7 @@ from chpit_assets.bench.items import core_path
 from chpit_assets.report import build_report, to_markdown, write_report
 from chpit_assets.runs.runner import read_jsonl
 
+from ..metadata import data_version
 from ..resources import ChpitStore
 from ..runs.assets import scored_results
 
@@ -40,7 +40,7 @@ def report(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Materiali
     paths = write_report(tables, chpit.report_dir)
     markdown = to_markdown(tables)
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(hashlib.sha256(markdown.encode()).hexdigest()[:16]),
+        data_version=data_version(markdown.encode()),
         metadata={
             "report": dg.MetadataValue.md(markdown),
             "systems": len(tables["systems"]),

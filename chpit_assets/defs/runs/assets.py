@@ -8,7 +8,6 @@ Systems are a dynamic partition axis (`systems`); register keys with
 """
 
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import date
@@ -30,6 +29,7 @@ from chpit_assets.runs.runner import (
 )
 from chpit_assets.runs.systems import build_system, parse_system_key
 
+from ..metadata import data_version
 from ..partitions import BENCH_LANGS, lang_partitions
 from ..resources import ChpitStore
 
@@ -103,7 +103,7 @@ def _core_items(chpit: ChpitStore, lang: str) -> list[dict]:
 
 
 def _file_version(path) -> dg.DataVersion:
-    return dg.DataVersion(hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "empty")
+    return data_version(path.read_bytes()) if path.exists() else dg.DataVersion("empty")
 
 
 def score_partition(chpit: ChpitStore, system_key: str, lang: str) -> tuple[list[dict], list[str]]:
