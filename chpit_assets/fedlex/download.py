@@ -44,7 +44,13 @@ from ..akn.errors import AknError
 from ..akn.identity import check_identity, parse_xml, read_identity
 from ..files import write_atomic
 from .catalog import Catalog, CatalogAct, CatalogEdition
-from .http import FedlexHttpError, RetryPolicy, Sleep, new_client, request_with_retry
+from .http import (
+    FedlexHttpError,
+    FedlexHttpUser,
+    RetryPolicy,
+    Sleep,
+    request_with_retry,
+)
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +136,7 @@ class EditionCache:
                 pass
 
 
-class EditionDownloader:
+class EditionDownloader(FedlexHttpUser):
     """Fetches, validates and caches edition files; one bad edition never stops the batch."""
 
     def __init__(
@@ -145,22 +151,9 @@ class EditionDownloader:
     ):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        super().__init__(http, timeout, retry, sleep)
         self.cache = EditionCache(cache_dir)
-        self._own_http = http is None
-        self.http = http or new_client(timeout)
         self.concurrency = concurrency
-        self.retry = retry
-        self.sleep = sleep
-
-    def close(self) -> None:
-        if self._own_http:
-            self.http.close()
-
-    def __enter__(self) -> "EditionDownloader":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def download(self, catalog: Catalog, editions: Iterable[CatalogEdition] | None = None) -> list[DownloadResult]:
         """One result per edition (default: every edition of `catalog`), in input order."""

@@ -130,3 +130,23 @@ def request_with_retry(
 def new_client(timeout: float) -> httpx.Client:
     """An httpx client with our User-Agent; redirects followed (the filestore redirects)."""
     return httpx.Client(timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=True)
+
+
+class FedlexHttpUser:
+    """Owns an httpx client (or borrows the caller's), with retry settings and a context manager."""
+
+    def __init__(self, http: httpx.Client | None, timeout: float, retry: RetryPolicy, sleep: Sleep):
+        self._own_http = http is None
+        self.http = http or new_client(timeout)
+        self.retry = retry
+        self.sleep = sleep
+
+    def close(self) -> None:
+        if self._own_http:  # a borrowed client is the caller's to close
+            self.http.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

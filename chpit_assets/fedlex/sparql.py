@@ -65,7 +65,13 @@ from .catalog import (
     CatalogEdition,
     CatalogError,
 )
-from .http import FedlexHttpError, RetryPolicy, Sleep, new_client, request_with_retry
+from .http import (
+    FedlexHttpError,
+    FedlexHttpUser,
+    RetryPolicy,
+    Sleep,
+    request_with_retry,
+)
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +171,7 @@ class FetchReport:
         self.warnings.append(message)
 
 
-class FedlexSparqlClient:
+class FedlexSparqlClient(FedlexHttpUser):
     """Reads the Fedlex catalog. `endpoint` is configurable (tests use 127.0.0.1)."""
 
     def __init__(
@@ -184,24 +190,11 @@ class FedlexSparqlClient:
             raise ValueError(f"page_size must be in 1..10000, got {page_size}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        super().__init__(http, timeout, retry, sleep)
         self.endpoint = endpoint
-        self._own_http = http is None
-        self.http = http or new_client(timeout)
-        self.retry = retry
-        self.sleep = sleep
         self.batch_size = batch_size
         self.page_size = page_size
         self.report = FetchReport()
-
-    def close(self) -> None:
-        if self._own_http:
-            self.http.close()
-
-    def __enter__(self) -> "FedlexSparqlClient":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- one query -------------------------------------------------------------------------
 
