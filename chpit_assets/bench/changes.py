@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from chpit_assets.corpus.store import Store
+from chpit_assets.corpus.store import Store, replace_rows
 
-from .tables import ensure_tables, replace_rows
+from .tables import ensure_tables
 
 # Ties on date_applicability (two editions of one act and language on the same day) are
 # broken by version_id so the pairing is still a pure function of the store. `_acts` holds

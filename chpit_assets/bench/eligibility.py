@@ -45,10 +45,10 @@ import duckdb
 import polars as pl
 
 import chpit_scorer.text
-from chpit_assets.corpus.store import Store
+from chpit_assets.corpus.store import Store, replace_rows
 from chpit_scorer import normalise, units
 
-from .tables import replace_rows, require_tables
+from .tables import require_tables
 
 MIN_TEXT_LEN = 200  # B4, on the normalised text
 

@@ -19,14 +19,14 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from chpit_assets.corpus.store import Store
+from chpit_assets.corpus.store import Store, replace_rows
 
 from ..files import write_atomic
 from .core_split import CORE_SIZE, CoreSplit, select_core
 from .files import item_line, lines_bytes
 from .frozen import load_frozen
 from .questions import question
-from .tables import replace_rows, require_tables
+from .tables import require_tables
 
 SEED = 20260825
 PER_ACT_CAP = 50      # B14: changes per act

@@ -5,7 +5,7 @@ They are created by act_changes, the builder's first step, inside its write tran
 holds the `duckdb_writer` pool). Every later step reads them on a read-only connection
 (DuckDB cannot create a table there) and fails with `MissingTablesError` naming the step to
 run first. The writing assets read and write in one transaction on one connection
-(`replace_rows`). Each language's rows are replaced atomically, so a re-run is idempotent.
+(`chpit_assets.corpus.store.replace_rows`). Each language's rows are replaced atomically, so a re-run is idempotent.
 """
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ from __future__ import annotations
 import re
 
 import duckdb
-import polars as pl
-
-from chpit_assets.corpus.store import insert
 
 BENCH_DDL = """
 CREATE TABLE IF NOT EXISTS bench_eligible (   -- changes that passed B1-B12, before the caps
@@ -86,14 +83,6 @@ _TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", BENCH_DDL))
 def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create the builder's tables on a writable connection (a writing step's transaction)."""
     con.execute(BENCH_DDL)
-
-
-def replace_rows(con: duckdb.DuckDBPyConnection, writes: list[tuple[str, str, list, pl.DataFrame]]) -> None:
-    """`Store.replace` on a connection the caller already holds in a transaction (one connection
-    per asset: opening the store and checkpointing on close cost more than most of the work)."""
-    for table, where, params, frame in writes:
-        con.execute(f"DELETE FROM {table} WHERE {where}", params)
-        insert(con, table, frame)
 
 
 def missing_tables(con: duckdb.DuckDBPyConnection) -> list[str]:

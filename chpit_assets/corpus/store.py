@@ -93,9 +93,15 @@ class Store:
         matching `where` and insert `frame` (columns by name). All or nothing, and a re-run of
         the same inputs is idempotent."""
         with self.transaction() as con:
-            for table, where, params, frame in writes:
-                con.execute(f"DELETE FROM {table} WHERE {where}", params)
-                insert(con, table, frame)
+            replace_rows(con, writes)
+
+
+def replace_rows(con: duckdb.DuckDBPyConnection, writes: list[tuple[str, str, list, pl.DataFrame]]) -> None:
+    """`Store.replace` on a connection the caller already holds in a transaction (one connection
+    per asset: opening the store and checkpointing on close cost more than most of the work)."""
+    for table, where, params, frame in writes:
+        con.execute(f"DELETE FROM {table} WHERE {where}", params)
+        insert(con, table, frame)
 
 
 def insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
