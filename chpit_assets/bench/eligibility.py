@@ -45,6 +45,7 @@ import duckdb
 import polars as pl
 
 import chpit_scorer.text
+from chpit_assets.corpus.schema import ALIAS_PREFERENCE
 from chpit_assets.corpus.store import Store, replace_rows
 from chpit_scorer import normalise, units
 
@@ -71,7 +72,7 @@ DEFAULT_SOURCES: tuple[str, ...] = ("fedlex",)
 # depend on the two article texts alone, so their outcome is looked up in
 # bench_text_check by the texts' md5 (under the current TEXT_RULES), and the texts
 # themselves are only fetched where it is not known yet.
-_CANDIDATES_SQL = """
+_CANDIDATES_SQL = f"""
 WITH c AS (
     SELECT ch.act_id, ch.e_id, ch.old_version_id, ch.new_version_id, ch.date_applicability AS change_date
     FROM ch_act_change ch JOIN ch_act a USING (act_id)
@@ -84,8 +85,8 @@ nums AS (
     GROUP BY version_id, article_number
 ),
 alias AS (
-    SELECT act_id, arg_min(abbr, (CASE source WHEN 'curated' THEN 0 ELSE 1 END, abbr)) AS abbr
-    FROM ch_act_alias WHERE lang = $lang AND trim(abbr) <> '' GROUP BY act_id
+    SELECT act_id, arg_min(abbr, ({ALIAS_PREFERENCE})) AS abbr
+    FROM ch_act_alias WHERE lang = $lang GROUP BY act_id
 ),
 texts AS (
     SELECT c.*, oa.article_number AS old_number, na.article_number AS new_number,

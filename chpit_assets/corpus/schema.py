@@ -32,6 +32,12 @@ def version_id_for(consolidation_eli: str, lang: str) -> int:
     return stable_id("version", consolidation_eli, lang)
 
 
+ALIAS_PREFERENCE = "CASE source WHEN 'curated' THEN 0 ELSE 1 END, abbr"
+"""B7's choice among a language's aliases of one act, as an SQL sort key: `curated` before
+`title_paren`, then the abbreviation itself so the choice is stable. The builder and the
+point-in-time tools both pick by it."""
+
+
 DDL = """
 CREATE TABLE IF NOT EXISTS ch_act (
     act_id              BIGINT PRIMARY KEY,
@@ -48,7 +54,7 @@ CREATE TABLE IF NOT EXISTS ch_act (
 CREATE TABLE IF NOT EXISTS ch_act_alias (
     lang      VARCHAR NOT NULL,
     sr_number VARCHAR NOT NULL,
-    abbr      VARCHAR NOT NULL,
+    abbr      VARCHAR NOT NULL CHECK (trim(abbr) <> ''),
     source    VARCHAR NOT NULL,                    -- 'curated' | 'title_paren' (B7)
     act_id    BIGINT NOT NULL,
     PRIMARY KEY (lang, sr_number, abbr, source, act_id)

@@ -39,6 +39,7 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
+from chpit_assets.corpus.schema import ALIAS_PREFERENCE
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import LANGS
 
@@ -268,10 +269,8 @@ class _Resolver:
     def _act_ref(self, row: tuple, others: list[int]) -> ActRef:
         act_id, sr_number, eli, abbreviation, status, title = row[:6]
         if self.lang != "de":
-            # B7: curated before title_paren; abbr breaks ties so the choice is stable.
             alias = self._rows(
-                "SELECT abbr FROM ch_act_alias WHERE act_id = ? AND lang = ? "
-                "ORDER BY source = 'curated' DESC, abbr LIMIT 1",
+                f"SELECT abbr FROM ch_act_alias WHERE act_id = ? AND lang = ? ORDER BY {ALIAS_PREFERENCE} LIMIT 1",
                 [act_id, self.lang],
             )
             abbreviation = alias[0][0] if alias else None

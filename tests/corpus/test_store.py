@@ -64,3 +64,11 @@ def test_reading_an_unbuilt_store_reads_empty_tables_and_creates_no_file(tmp_pat
     store = Store(tmp_path / "never-built.duckdb")
     assert store.frame("SELECT count(*) AS n FROM ch_act_version")["n"].item() == 0
     assert not store.path.exists()
+
+
+def test_the_store_refuses_a_blank_alias(tmp_path):
+    # B7 picks an alias by ALIAS_PREFERENCE in the builder and in the tools alike; neither filters
+    # blanks, because the store cannot hold one.
+    blank = pl.DataFrame({"lang": ["fr"], "sr_number": ["1"], "abbr": ["  "], "source": ["curated"], "act_id": [1]})
+    with pytest.raises(StoreError, match="CHECK"):
+        Store(tmp_path / "s.duckdb").replace([("ch_act_alias", "lang = 'fr'", [], blank)])
