@@ -17,4 +17,6 @@ def jsonl_bytes(items: Iterable[Mapping]) -> bytes:
 
 def lines_bytes(lines: Iterable[str]) -> bytes:
     """A jsonl file's bytes from its lines (already serialised, e.g. as stored in bench_item)."""
-    return "".join(line + "\n" for line in lines).encode("utf-8")
+    # One join and one encode: a new string per line cost twice as much on a 15 MB file.
+    lines = list(lines)
+    return "\n".join(lines).encode("utf-8") + b"\n" if lines else b""

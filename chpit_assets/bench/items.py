@@ -13,8 +13,10 @@ import json
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from datetime import date, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 import polars as pl
@@ -26,13 +28,17 @@ from .core_split import CORE_SIZE, CoreSplit, select_core
 from .files import item_line, lines_bytes
 from .frozen import load_frozen
 from .questions import question
-from .tables import require_tables
+from .tables import ensure_tables, require_tables
 
 SEED = 20260825
 PER_ACT_CAP = 50      # B14: changes per act
 ITEM_CAP = 5000       # B14: items per language
 SOURCE = "Fedlex (fedlex.admin.ch)"
 LICENCE = "Fedlex data may be reused free of charge with source attribution"
+
+
+class ItemsError(RuntimeError):
+    """The store cannot give an item what it is rendered from."""
 
 
 @dataclass(frozen=True)
@@ -55,21 +61,40 @@ def before_as_of(old_end: date | None, change_date: date) -> date:
     return old_end if old_end is not None else change_date - timedelta(days=1)
 
 
+# The eligible changes with their editions' metadata, texts left out: most of a rebuild's items
+# reuse their stored line, and only the lines rendered anew need texts (`_with_texts`).
+# `rendered_from` fingerprints everything an item's line is rendered from besides its kind,
+# core flag and build: this row, and the two article texts, vouched for by their editions' file
+# sha256 and parser version (ingest rewrites an edition's articles only when one of them
+# changes). NULL where an edition lacks them (stores written directly): always rendered.
 _CHANGES_SQL = """
 SELECT e.act_id, e.e_id, e.change_date, e.new_version_id, e.old_version_id, e.sr_number,
        e.abbreviation, e.article_number, e.before_ok, e.after_ok,
        ov.date_applicability AS old_from, ov.date_end_applicability AS old_to, ov.eli AS old_eli,
-       ov.source AS old_source, oa.text AS old_text,
+       ov.source AS old_source,
        nv.date_applicability AS new_from, nv.date_end_applicability AS new_to, nv.eli AS new_eli,
-       nv.source AS new_source, na.text AS new_text
+       nv.source AS new_source,
+       CASE WHEN ov.sha256 IS NOT NULL AND ov.parser_version IS NOT NULL
+             AND nv.sha256 IS NOT NULL AND nv.parser_version IS NOT NULL THEN
+           md5(concat_ws('|', e.lang, e.act_id, e.e_id, e.change_date, e.old_version_id, e.new_version_id,
+                         e.sr_number, e.abbreviation, e.article_number,
+                         ov.date_applicability, coalesce(CAST(ov.date_end_applicability AS VARCHAR), '-'),
+                         ov.eli, ov.source, ov.sha256, ov.parser_version,
+                         nv.date_applicability, coalesce(CAST(nv.date_end_applicability AS VARCHAR), '-'),
+                         nv.eli, nv.source, nv.sha256, nv.parser_version))
+       END AS rendered_from
 FROM bench_eligible e
 JOIN ch_act_version ov ON ov.version_id = e.old_version_id
 JOIN ch_act_version nv ON nv.version_id = e.new_version_id
-JOIN ch_act_article oa ON oa.version_id = e.old_version_id AND oa.e_id = e.e_id
-JOIN ch_act_article na ON na.version_id = e.new_version_id AND na.e_id = e.e_id
 WHERE e.lang = $lang
 ORDER BY e.act_id, e.e_id, e.change_date, e.new_version_id
 """
+
+# The code a line is rendered with (halves, field order, questions, serialisation): editing it
+# re-renders every stored line once.
+RENDER_RULES = hashlib.md5(b"".join(
+    (Path(__file__).parent / name).read_bytes() for name in ("items.py", "questions.py", "files.py")
+)).hexdigest()[:16]
 
 
 def _edition(ch: dict, side: str) -> dict:
@@ -80,45 +105,71 @@ def _edition(ch: dict, side: str) -> dict:
         "date_end_applicability": to.isoformat() if to is not None else None,
         "eli": ch[f"{side}_eli"],
         "source": ch[f"{side}_source"],
-        "text": ch[f"{side}_text"],  # verbatim, never normalised at build time
+        # Verbatim, never normalised at build time; None until `_with_texts` fills it when the
+        # change row came without its texts.
+        "text": ch.get(f"{side}_text"),
+    }
+
+
+class Half(NamedTuple):
+    """One half of a change (B13) before it is made into an item: enough to select it, draw the
+    core and fingerprint its line."""
+
+    id: str
+    kind: str          # 'before' | 'after'
+    as_of: date
+    change: dict       # the bench_eligible row joined with its editions
+
+    @property
+    def gold_is_current(self) -> bool:
+        return self.change["old_to" if self.kind == "before" else "new_to"] is None
+
+
+def _halves(ch: dict, lang: str) -> list[Half]:
+    """The change's halves, `before` first: `before` asks the old edition's last day (gold = old),
+    `after` the change date (gold = new). A half without a discriminating unit (B12,
+    `before_ok`/`after_ok`) is not made."""
+    out = []
+    if ch["before_ok"]:
+        as_of = before_as_of(ch["old_to"], ch["change_date"])
+        out.append(Half(item_id(lang, ch["act_id"], ch["sr_number"], ch["e_id"], as_of.isoformat()), "before", as_of, ch))
+    if ch["after_ok"]:
+        as_of = ch["change_date"]
+        out.append(Half(item_id(lang, ch["act_id"], ch["sr_number"], ch["e_id"], as_of.isoformat()), "after", as_of, ch))
+    return out
+
+
+def _item(half: Half, lang: str, build: str) -> dict:
+    """A half as an item, in the spec's field order."""
+    ch = half.change
+    gold, distractor = ("old", "new") if half.kind == "before" else ("new", "old")
+    return {
+        "build": build,
+        "core": False,
+        "id": half.id,
+        "lang": lang,
+        "act_id": ch["act_id"],
+        "sr_number": ch["sr_number"],
+        "abbreviation": ch["abbreviation"],
+        "article_number": ch["article_number"],
+        "e_id": ch["e_id"],
+        "as_of": half.as_of.isoformat(),
+        "kind": half.kind,
+        "change_date": ch["change_date"].isoformat(),
+        "question": question(lang, ch["article_number"], ch["abbreviation"], ch["sr_number"], half.as_of),
+        "gold_is_current": half.gold_is_current,
+        "gold": _edition(ch, gold),
+        "distractor": _edition(ch, distractor),
+        "source": SOURCE,
+        "recite_label": None,   # stamped at publication by the recite baseline
+        "recite_as_of": None,
+        "licence": LICENCE,
     }
 
 
 def halves(ch: dict, lang: str, build: str) -> list[dict]:
-    """The change's items (B13) in the spec's field order, `before` first; a half without a
-    discriminating unit (B12, `before_ok`/`after_ok`) is not made."""
-    out = []
-    for kind, ok in (("before", ch["before_ok"]), ("after", ch["after_ok"])):
-        if not ok:
-            continue
-        if kind == "before":
-            as_of, gold, distractor = before_as_of(ch["old_to"], ch["change_date"]), "old", "new"
-        else:
-            as_of, gold, distractor = ch["change_date"], "new", "old"
-        gold_edition = _edition(ch, gold)
-        out.append({
-            "build": build,
-            "core": False,
-            "id": item_id(lang, ch["act_id"], ch["sr_number"], ch["e_id"], as_of.isoformat()),
-            "lang": lang,
-            "act_id": ch["act_id"],
-            "sr_number": ch["sr_number"],
-            "abbreviation": ch["abbreviation"],
-            "article_number": ch["article_number"],
-            "e_id": ch["e_id"],
-            "as_of": as_of.isoformat(),
-            "kind": kind,
-            "change_date": ch["change_date"].isoformat(),
-            "question": question(lang, ch["article_number"], ch["abbreviation"], ch["sr_number"], as_of),
-            "gold_is_current": gold_edition["date_end_applicability"] is None,
-            "gold": gold_edition,
-            "distractor": _edition(ch, distractor),
-            "source": SOURCE,
-            "recite_label": None,   # stamped at publication by the recite baseline
-            "recite_as_of": None,
-            "licence": LICENCE,
-        })
-    return out
+    """The change's items (B13)."""
+    return [_item(half, lang, build) for half in _halves(ch, lang)]
 
 
 def change_key(act_id: int, e_id: str, change_date: date | str) -> tuple[int, str, str]:
@@ -127,11 +178,17 @@ def change_key(act_id: int, e_id: str, change_date: date | str) -> tuple[int, st
 
 @dataclass
 class Selection:
-    items: list[dict]          # new items, in selection order
+    lang: str
+    build: str
+    halves: list[Half]         # the new items' halves, in selection order
     selected: int              # changes taken
     capped: int                # B14 leftovers
     duplicate_question: int    # changes whose every half repeats an existing id (see select)
     published: int             # eligible changes already in the frozen record
+
+    @property
+    def items(self) -> list[dict]:
+        return [_item(half, self.lang, self.build) for half in self.halves]
 
 
 def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list[dict]) -> Selection:
@@ -152,10 +209,10 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
     # The sample must depend on the eligible set only, never on how a caller happened to order it.
     pool.sort(key=lambda c: (c["act_id"], c["e_id"], c["change_date"], c["new_version_id"]))
     random.Random(f"{settings.seed}:{lang}").shuffle(pool)
-    taken: list[dict] = []
+    taken: list[Half] = []
     capped = duplicates = selected = 0
     for ch in pool:
-        new = [i for i in halves(ch, lang, settings.build) if i["id"] not in used_ids]
+        new = [half for half in _halves(ch, lang) if half.id not in used_ids]
         if not new:
             duplicates += 1
         elif per_act[ch["act_id"]] >= settings.per_act_cap or len(new) > budget:
@@ -163,18 +220,26 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
         else:
             per_act[ch["act_id"]] += 1
             budget -= len(new)
-            used_ids.update(i["id"] for i in new)
+            used_ids.update(half.id for half in new)
             taken.extend(new)
             selected += 1
-    return Selection(taken, selected, capped, duplicates, published)
+    return Selection(lang, settings.build, taken, selected, capped, duplicates, published)
 
 
 @dataclass
 class ItemBuild:
     lang: str
-    items: list[dict]          # frozen + new, sorted by id, core flags set
+    ids: list[str]                  # frozen + new items, sorted by id
+    lines: list[str]                # their jsonl lines (core flags set): the file's and bench_item's
+    fingerprints: list[str]         # what each line was rendered from (`_fingerprint`)
+    fresh: dict[str, dict]          # the items rendered in this build, by id; the rest reused stored lines
     core: CoreSplit
     stats: dict
+
+    @cached_property
+    def items(self) -> list[dict]:
+        """Every item as written, parsed back from its line."""
+        return [json.loads(line) for line in self.lines]
 
 
 def update_items(store: Store, build_dir: Path | str, lang: str, settings: BuildSettings,
@@ -183,10 +248,12 @@ def update_items(store: Store, build_dir: Path | str, lang: str, settings: Build
     rows in the same transaction (it holds the writer pool), then the file."""
     frozen = load_frozen(frozen_dir, lang)
     with store.transaction() as con:
+        require_tables(con, "bench_items")
+        ensure_tables(con)  # a store from before a column was added gets it here
         result = _build_items(con, lang, settings, frozen)
         result.stats["frozen_dir"] = str(frozen_dir)  # where the checks find the record again
-        lines = _write_rows(con, result)
-    return result, _write_file(build_dir, lang, lines)
+        _write_rows(con, result)
+    return result, _write_file(build_dir, lang, result.lines)
 
 
 def build_items(store: Store, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
@@ -198,23 +265,61 @@ def build_items(store: Store, lang: str, settings: BuildSettings, frozen: list[d
 def write_items(store: Store, build_dir: Path | str, result: ItemBuild) -> Path:
     """Write the language's bench_item rows and stats (atomic), then bench-{lang}.jsonl (atomic)."""
     with store.transaction() as con:
-        lines = _write_rows(con, result)
-    return _write_file(build_dir, result.lang, lines)
+        _write_rows(con, result)
+    return _write_file(build_dir, result.lang, result.lines)
+
+
+def _fingerprint(half: Half, core: bool, build: str) -> str | None:
+    """What a new item's line is rendered from: its change row (`rendered_from`), kind, core flag,
+    build and the rendering code. None when the change row cannot vouch for its texts."""
+    if half.change.get("rendered_from") is None:
+        return None
+    return f"{half.change['rendered_from']}|{half.kind}|{core:d}|{build}|{RENDER_RULES}"
 
 
 def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
     require_tables(con, "bench_items")
-    # Plain tuples from the cursor, not .pl().iter_rows(): the text columns were copied into an
-    # Arrow table, then a polars frame, then Python strings.
+    # Plain tuples from the cursor, not .pl().iter_rows(): one Python dict per change either way.
     cursor = con.execute(_CHANGES_SQL, {"lang": lang})
     columns = [d[0] for d in cursor.description]
     changes = [dict(zip(columns, row)) for row in cursor.fetchall()]
     sel = select(changes, lang, settings, frozen)
     # Frozen items are copied as recorded; only FREE_FIELDS (core) is restamped below.
-    items = sorted([dict(i) for i in frozen] + sel.items, key=lambda i: i["id"])
-    core = select_core(items, lang, settings.seed, settings.core_size)
-    for item in items:
-        item["core"] = item["id"] in core.ids
+    entries: list[Half | dict] = sorted([dict(i) for i in frozen] + sel.halves,
+                                        key=lambda e: e.id if isinstance(e, Half) else e["id"])
+    core = select_core(
+        [{"id": e.id, "as_of": e.as_of, "kind": e.kind, "gold_is_current": e.gold_is_current}
+         if isinstance(e, Half) else e for e in entries],
+        lang, settings.seed, settings.core_size)
+    stored = {id_: (fp, line) for id_, fp, line in
+              con.execute("SELECT id, fingerprint, line FROM bench_item WHERE lang = ?", [lang]).fetchall()}
+    ids: list[str] = []
+    lines: list[str | None] = []
+    fingerprints: list[str | None] = []
+    fresh: dict[str, dict] = {}
+    for entry in entries:
+        if isinstance(entry, Half):
+            id_, in_core = entry.id, entry.id in core.ids
+            fp = _fingerprint(entry, in_core, settings.build)
+            kept = stored.get(id_)
+            if fp is not None and kept is not None and kept[0] == fp:
+                line = kept[1]
+            else:
+                line, fresh[id_] = None, _item(entry, lang, settings.build)
+        else:
+            id_, in_core, fp, line = entry["id"], entry["id"] in core.ids, None, None
+            fresh[id_] = entry
+        if line is None:
+            fresh[id_]["core"] = in_core
+        ids.append(id_)
+        lines.append(line)
+        fingerprints.append(fp)
+    _with_texts(con, lang, [i for i in fresh.values() if i["gold"]["text"] is None])
+    for n, id_ in enumerate(ids):
+        if lines[n] is None:
+            lines[n] = item_line(fresh[id_])
+            # A line nothing vouches for is known by its own digest, so the write still skips it unchanged.
+            fingerprints[n] = fingerprints[n] or "line:" + hashlib.md5(lines[n].encode()).hexdigest()
     stats = {
         **asdict(settings),
         "eligible_changes": len(changes),
@@ -222,49 +327,74 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
         "capped": sel.capped,
         "duplicate_question": sel.duplicate_question,
         "selected": sel.selected,
-        "items": len(items),
+        "items": len(entries),
         "items_published": len(frozen),
-        "items_new": len(sel.items),
+        "items_new": len(sel.halves),
         "core": core.stats(),
     }
-    return ItemBuild(lang, items, core, stats)
+    return ItemBuild(lang, ids, lines, fingerprints, fresh, core, stats)
+
+
+def _with_texts(con: duckdb.DuckDBPyConnection, lang: str, items: list[dict]) -> None:
+    """Fill the gold and distractor texts of `items` from ch_act_article."""
+    if not items:
+        return
+    wanted = {(e["version_id"], i["e_id"]) for i in items for e in (i["gold"], i["distractor"])}
+    con.register("_wanted", pl.DataFrame(list(wanted), schema={"version_id": pl.Int64, "e_id": pl.String},
+                                         orient="row"))
+    try:
+        texts = {(v, e): t for v, e, t in con.execute(
+            "SELECT a.version_id, a.e_id, a.text FROM ch_act_article a JOIN _wanted w USING (version_id, e_id)"
+        ).fetchall()}
+    finally:
+        con.unregister("_wanted")
+    for item in items:
+        for side in ("gold", "distractor"):
+            edition = item[side]
+            text = texts.get((edition["version_id"], item["e_id"]))
+            if text is None:
+                raise ItemsError(f"bench_items[{lang}]: item {item['id']} ({item['sr_number']} {item['e_id']}): "
+                                 f"edition {edition['eli']} has no article {item['e_id']} in the store; "
+                                 "re-materialise eligible_changes")
+            edition["text"] = text
 
 
 def bench_path(build_dir: Path | str, lang: str) -> Path:
     return Path(build_dir) / f"bench-{lang}.jsonl"
 
 
-def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> list[str]:
-    """Bring the language's bench_item rows and stats up to date; returns the jsonl lines.
+def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
+    """Bring the language's bench_item rows and stats up to date.
 
-    Only rows whose line changed are deleted and inserted (every column derives from the line's
-    item): after one new edition most items are the same, and rewriting them all made the
-    checkpoint on close the step's largest cost."""
-    lines = [item_line(i) for i in result.items]
-    stored = dict(con.execute("SELECT id, line FROM bench_item WHERE lang = ?", [result.lang]).fetchall())
-    current = {i["id"]: line for i, line in zip(result.items, lines)}
-    stale = [i for i, line in stored.items() if current.get(i) != line]
-    fresh = [(i, line) for i, line in zip(result.items, lines) if stored.get(i["id"]) != line]
+    Only rows whose fingerprint changed are deleted and inserted (every column derives from the
+    line, and equal fingerprints mean equal lines): after one new edition most items are the
+    same, and rewriting them all made the checkpoint on close the step's largest cost."""
+    stored = dict(con.execute("SELECT id, fingerprint FROM bench_item WHERE lang = ?", [result.lang]).fetchall())
+    current = dict(zip(result.ids, result.fingerprints))
+    stale = [i for i, fp in stored.items() if current.get(i) != fp]
+    fresh = [(n, result.fresh.get(i) or json.loads(result.lines[n])) for n, i in enumerate(result.ids)
+             if stored.get(i) != result.fingerprints[n]]
     rows = pl.DataFrame(
         {
             "lang": [result.lang] * len(fresh),
-            "id": [i["id"] for i, _ in fresh],
-            "build": [i["build"] for i, _ in fresh],
-            "core": [i["core"] for i, _ in fresh],
-            "act_id": [i["act_id"] for i, _ in fresh],
-            "e_id": [i["e_id"] for i, _ in fresh],
-            "as_of": [date.fromisoformat(i["as_of"]) for i, _ in fresh],
-            "kind": [i["kind"] for i, _ in fresh],
-            "gold_is_current": [i["gold_is_current"] for i, _ in fresh],
-            "gold_version_id": [i["gold"]["version_id"] for i, _ in fresh],
-            "distractor_version_id": [i["distractor"]["version_id"] for i, _ in fresh],
-            "line": [line for _, line in fresh],
+            "id": [i["id"] for _, i in fresh],
+            "build": [i["build"] for _, i in fresh],
+            "core": [i["core"] for _, i in fresh],
+            "act_id": [i["act_id"] for _, i in fresh],
+            "e_id": [i["e_id"] for _, i in fresh],
+            "as_of": [date.fromisoformat(i["as_of"]) for _, i in fresh],
+            "kind": [i["kind"] for _, i in fresh],
+            "gold_is_current": [i["gold_is_current"] for _, i in fresh],
+            "gold_version_id": [i["gold"]["version_id"] for _, i in fresh],
+            "distractor_version_id": [i["distractor"]["version_id"] for _, i in fresh],
+            "line": [result.lines[n] for n, _ in fresh],
+            "fingerprint": [result.fingerprints[n] for n, _ in fresh],
         },
         schema={
             "lang": pl.String, "id": pl.String, "build": pl.String, "core": pl.Boolean,
             "act_id": pl.Int64, "e_id": pl.String, "as_of": pl.Date, "kind": pl.String,
             "gold_is_current": pl.Boolean, "gold_version_id": pl.Int64,
-            "distractor_version_id": pl.Int64, "line": pl.String,
+            "distractor_version_id": pl.Int64, "line": pl.String, "fingerprint": pl.String,
         },
     )
     stats = pl.DataFrame({"lang": [result.lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
@@ -272,7 +402,6 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> list[str]:
         ("bench_item", "lang = ? AND list_contains(?, id)", [result.lang, stale], rows),
         ("bench_stats", "lang = ? AND step = 'bench_items'", [result.lang], stats),
     ])
-    return lines
 
 
 def _write_file(build_dir: Path | str, lang: str, lines: list[str]) -> Path:

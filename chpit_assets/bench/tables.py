@@ -43,8 +43,11 @@ CREATE TABLE IF NOT EXISTS bench_item (        -- the build's items; `line` is t
     gold_version_id       BIGINT NOT NULL,
     distractor_version_id BIGINT NOT NULL,
     line                  VARCHAR NOT NULL,
+    fingerprint           VARCHAR,             -- what `line` was rendered from (items._fingerprint)
     PRIMARY KEY (lang, id)
 );
+-- Stores built before the column existed get it; their rows (NULL) are rewritten once.
+ALTER TABLE bench_item ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
 
 CREATE TABLE IF NOT EXISTS bench_stats (       -- per-language counts of one builder step, as JSON
     lang  VARCHAR NOT NULL,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -95,22 +96,28 @@ class EditionCache:
     def __init__(self, root: Path):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        # Plain strings on the look-up path: pathlib's joins were most of a cached run's time.
+        self._root = str(self.root)
+
+    def _content(self, sha256: str) -> str:
+        return f"{self._root}/sha256/{sha256[:2]}/{sha256}.xml"
 
     def content_path(self, sha256: str) -> Path:
-        return self.root / "sha256" / sha256[:2] / f"{sha256}.xml"
+        return Path(self._content(sha256))
 
-    def _index_path(self, url: str) -> Path:
+    def _index_path(self, url: str) -> str:
         key = hashlib.sha256(url.encode("utf-8")).hexdigest()
-        return self.root / "index" / key[:2] / f"{key}.json"
+        return f"{self._root}/index/{key[:2]}/{key}.json"
 
     def lookup(self, url: str) -> IndexEntry | None:
         """The entry for `url` whose content file is present, or None."""
         try:
-            raw = json.loads(self._index_path(url).read_text(encoding="utf-8"))
+            with open(self._index_path(url), encoding="utf-8") as fh:
+                raw = json.load(fh)
             entry = IndexEntry(raw["url"], raw["sha256"], raw["consolidation"], raw["lang"])
         except (OSError, ValueError, KeyError, TypeError):
             return None  # absent, or unreadable: either way, fetch again
-        if entry.url != url or not self.content_path(entry.sha256).is_file():
+        if entry.url != url or not os.path.isfile(self._content(entry.sha256)):
             return None
         return entry
 
@@ -119,7 +126,7 @@ class EditionCache:
         if not path.is_file():  # same bytes from another URL: already stored
             write_atomic(path, data)
         entry = {"url": url, "sha256": sha256, "consolidation": edition.consolidation, "lang": edition.lang}
-        write_atomic(self._index_path(url), json.dumps(entry, sort_keys=True).encode("utf-8"), durable=False)
+        write_atomic(Path(self._index_path(url)), json.dumps(entry, sort_keys=True).encode("utf-8"), durable=False)
         return path
 
     def temp_files(self) -> list[Path]:

@@ -10,6 +10,7 @@ from the SPARQL endpoint is not the same thing as a 404 from the filestore).
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -137,13 +138,23 @@ class FedlexHttpUser:
 
     def __init__(self, http: httpx.Client | None, timeout: float, retry: RetryPolicy, sleep: Sleep):
         self._own_http = http is None
-        self.http = http or new_client(timeout)
+        self._http = http
+        self._timeout = timeout
+        self._http_lock = threading.Lock()
         self.retry = retry
         self.sleep = sleep
 
+    @property
+    def http(self) -> httpx.Client:
+        # Built on first use: a run answered from the cache never loads the TLS certificates.
+        with self._http_lock:
+            if self._http is None:
+                self._http = new_client(self._timeout)
+            return self._http
+
     def close(self) -> None:
-        if self._own_http:  # a borrowed client is the caller's to close
-            self.http.close()
+        if self._own_http and self._http is not None:  # a borrowed client is the caller's to close
+            self._http.close()
 
     def __enter__(self):
         return self

@@ -566,9 +566,10 @@ def _acts(params: Params, templates: list[Template], sample_dir: Path, out: Path
 # --- a new edition arriving (the incremental-rebuild scenario) -------------------------------------------------
 
 
-def append_edition(out: Path, act_eli: str, day: date, shape: str = "word_changed") -> dict:
+def append_edition(out: Path, act_eli: str, day: date, shape: str = "word_changed", e_id: str | None = None) -> dict:
     """Add one edition of `act_eli` dated `day` to the corpus in `out`, in every language the act has:
-    its latest edition's files with one article amended by `shape` (the same article in each language),
+    its latest edition's files with one article amended by `shape` (the same article in each language:
+    `e_id`, else the first that can take the shape),
     the previous edition closed the day before, the catalog rewritten. Returns the manifest line (one per
     language is appended to manifest.jsonl)."""
     out = Path(out)
@@ -586,11 +587,11 @@ def append_edition(out: Path, act_eli: str, day: date, shape: str = "word_change
     new_cons = f"{act_eli}/{day:%Y%m%d}"
     roots = {lang: etree.parse(str(out / latest[lang]["file"])).getroot() for lang in langs}
     first = roots[langs[0]]
-    target = next((a.get("eId") for a in first.iter(_ARTICLE)
-                   if all(ARTICLE_SHAPES[shape].can(r.find(f".//{_ARTICLE}[@eId='{a.get('eId')}']"))
+    target = next((a.get("eId") for a in first.iter(_ARTICLE) if e_id in (None, a.get("eId"))
+                   and all(ARTICLE_SHAPES[shape].can(r.find(f".//{_ARTICLE}[@eId='{a.get('eId')}']"))
                           for r in roots.values())), None)
     if target is None:
-        raise SyntheticError(f"no article of {act_eli} can take {shape}")
+        raise SyntheticError(f"no article of {act_eli}{f' with eId {e_id}' if e_id else ''} can take {shape}")
     occasion = Occasion(day - timedelta(days=90), day, 1)
     lines = []
     for lang, root in roots.items():

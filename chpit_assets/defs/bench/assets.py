@@ -6,6 +6,7 @@ bench_item, bench_stats in the store; data/build/bench-{lang}.jsonl, core-{lang}
 build-report.json.
 """
 
+import json
 
 import dagster as dg
 
@@ -83,7 +84,8 @@ def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: C
     lang = context.partition_key
     settings = items.BuildSettings(config.build, config.seed, config.per_act_cap, config.item_cap, config.core_size)
     result, path = items.update_items(chpit.store, chpit.build_dir, lang, settings, config.frozen_dir)
-    examples = [(i["id"], i["kind"], i["as_of"], i["question"], i["gold"]["text"][:100]) for i in result.items[:3]]
+    head = [json.loads(line) for line in result.lines[:3]]
+    examples = [(i["id"], i["kind"], i["as_of"], i["question"], i["gold"]["text"][:100]) for i in head]
     s = result.stats
     return dg.MaterializeResult(
         data_version=data_version(path.read_bytes()),
