@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from chpit_assets.corpus.store import Store, replace_rows
+from chpit_assets.corpus.store import Store, replace_rows, sync_rows
 
 from .tables import ensure_tables
 
@@ -109,8 +109,9 @@ def update_changes(store: Store, lang: str) -> ChangeBuild:
         # edition any more simply disappear.
         replace_rows(con, [
             ("ch_act_change", "lang = ? AND NOT list_contains(?, act_id)", [lang, kept["act_id"].to_list()], computed),
-            ("bench_act_fingerprint", "lang = ?", [lang], current.with_columns(pl.lit(lang).alias("lang"))),
         ])
+        sync_rows(con, "bench_act_fingerprint", ["lang", "act_id"], "lang = ?", [lang],
+                  current.select(pl.lit(lang).alias("lang"), "act_id", "fingerprint"))
         changes = con.sql(_ROWS_SQL, params=[lang]).pl()
     return ChangeBuild(changes, current.height, todo.height)
 

@@ -46,7 +46,7 @@ import polars as pl
 
 import chpit_scorer.text
 from chpit_assets.corpus.schema import ALIAS_PREFERENCE
-from chpit_assets.corpus.store import Store, replace_rows
+from chpit_assets.corpus.store import Store, replace_rows, sync_rows
 from chpit_scorer import normalise, units
 
 from .tables import require_tables
@@ -236,7 +236,7 @@ def update_eligible(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_
     """The eligible_changes asset: evaluate and write in one transaction (it holds the writer pool)."""
     with store.transaction() as con:
         result = _evaluate(con, lang, sources)
-        replace_rows(con, _writes(result))
+        _write(con, result)
     return result
 
 
@@ -249,19 +249,21 @@ def evaluate(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_SOURCES
 def write_eligible(store: Store, result: Eligibility) -> None:
     """Replace the language's eligible set, its counts and its text-check cache atomically."""
     with store.transaction() as con:
-        replace_rows(con, _writes(result))
+        _write(con, result)
 
 
 def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...]) -> Eligibility:
     sources = tuple(sorted(set(sources)))
     require_tables(con, "eligible_changes")
-    candidates = con.sql(_CANDIDATES_SQL, params={"lang": lang, "rules": TEXT_RULES}).pl()
+    cursor = con.execute(_CANDIDATES_SQL, {"lang": lang, "rules": TEXT_RULES})
+    columns = [d[0] for d in cursor.description]
+    candidates = [dict(zip(columns, row)) for row in cursor.fetchall()]
     texts = _Texts()
     skips = dict.fromkeys(SKIP_REASONS, 0)
     halves_dropped = computed = 0
     rows = []
     checks: dict[tuple[str, str], TextOutcome] = {}
-    for row in candidates.iter_rows(named=True):
+    for row in candidates:
         reason = _reason(row, sources)
         if reason is None:
             key = (row["old_sha"], row["new_sha"])
@@ -291,7 +293,7 @@ def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...
     return Eligibility(
         lang=lang,
         sources=sources,
-        changes_considered=candidates.height,
+        changes_considered=len(candidates),
         skips=skips,
         halves_dropped_no_discriminating_unit=halves_dropped,
         eligible=pl.DataFrame(rows, schema=ELIGIBLE_SCHEMA),
@@ -304,14 +306,14 @@ def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...
     )
 
 
-def _writes(result: Eligibility) -> list[tuple[str, str, list, pl.DataFrame]]:
+def _write(con: duckdb.DuckDBPyConnection, result: Eligibility) -> None:
     """The language's rows: eligible set, counts, and the text-check cache, which keeps exactly
-    this build's pairs so that it never outgrows the change table."""
+    this build's pairs so that it never outgrows the change table. Only rows that differ are
+    touched (`sync_rows`): one new edition changes a few of a language's thousands."""
+    lang = result.lang
     stats = pl.DataFrame(
-        {"lang": [result.lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats(), sort_keys=True)]}
+        {"lang": [lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats(), sort_keys=True)]}
     )
-    return [
-        ("bench_eligible", "lang = ?", [result.lang], result.eligible),
-        ("bench_stats", "lang = ? AND step = 'eligible_changes'", [result.lang], stats),
-        ("bench_text_check", "lang = ?", [result.lang], result.text_checks),
-    ]
+    sync_rows(con, "bench_eligible", ["lang", "act_id", "e_id", "new_version_id"], "lang = ?", [lang], result.eligible)
+    sync_rows(con, "bench_text_check", ["lang", "old_sha", "new_sha"], "lang = ?", [lang], result.text_checks)
+    replace_rows(con, [("bench_stats", "lang = ? AND step = 'eligible_changes'", [lang], stats)])

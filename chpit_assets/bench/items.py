@@ -230,7 +230,7 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
 class ItemBuild:
     lang: str
     ids: list[str]                  # frozen + new items, sorted by id
-    lines: list[str]                # their jsonl lines (core flags set): the file's and bench_item's
+    lines: list[str]                # their jsonl lines (core flags set): the file's, kept in bench_line
     fingerprints: list[str]         # what each line was rendered from (`_fingerprint`)
     fresh: dict[str, dict]          # the items rendered in this build, by id; the rest reused stored lines
     core: CoreSplit
@@ -249,7 +249,7 @@ def update_items(store: Store, build_dir: Path | str, lang: str, settings: Build
     frozen = load_frozen(frozen_dir, lang)
     with store.transaction() as con:
         require_tables(con, "bench_items")
-        ensure_tables(con)  # a store from before a column was added gets it here
+        ensure_tables(con)  # brings a store built by an older version up to date
         result = _build_items(con, lang, settings, frozen)
         result.stats["frozen_dir"] = str(frozen_dir)  # where the checks find the record again
         _write_rows(con, result)
@@ -291,8 +291,9 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
         [{"id": e.id, "as_of": e.as_of, "kind": e.kind, "gold_is_current": e.gold_is_current}
          if isinstance(e, Half) else e for e in entries],
         lang, settings.seed, settings.core_size)
-    stored = {id_: (fp, line) for id_, fp, line in
-              con.execute("SELECT id, fingerprint, line FROM bench_item WHERE lang = ?", [lang]).fetchall()}
+    stored = {id_: (fp, line) for id_, fp, line in con.execute(
+        "SELECT i.id, fingerprint, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) WHERE i.lang = ?",
+        [lang]).fetchall()}
     ids: list[str] = []
     lines: list[str | None] = []
     fingerprints: list[str | None] = []
@@ -364,11 +365,12 @@ def bench_path(build_dir: Path | str, lang: str) -> Path:
 
 
 def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
-    """Bring the language's bench_item rows and stats up to date.
+    """Bring the language's bench_item rows, their lines and the stats up to date.
 
     Only rows whose fingerprint changed are deleted and inserted (every column derives from the
-    line, and equal fingerprints mean equal lines): after one new edition most items are the
-    same, and rewriting them all made the checkpoint on close the step's largest cost."""
+    line, and equal fingerprints mean equal lines), and only lines not stored yet are added: after
+    one new edition most items are the same, and rewriting them all made the checkpoint on close
+    the step's largest cost."""
     stored = dict(con.execute("SELECT id, fingerprint FROM bench_item WHERE lang = ?", [result.lang]).fetchall())
     current = dict(zip(result.ids, result.fingerprints))
     stale = [i for i, fp in stored.items() if current.get(i) != fp]
@@ -387,14 +389,13 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
             "gold_is_current": [i["gold_is_current"] for _, i in fresh],
             "gold_version_id": [i["gold"]["version_id"] for _, i in fresh],
             "distractor_version_id": [i["distractor"]["version_id"] for _, i in fresh],
-            "line": [result.lines[n] for n, _ in fresh],
             "fingerprint": [result.fingerprints[n] for n, _ in fresh],
         },
         schema={
             "lang": pl.String, "id": pl.String, "build": pl.String, "core": pl.Boolean,
             "act_id": pl.Int64, "e_id": pl.String, "as_of": pl.Date, "kind": pl.String,
             "gold_is_current": pl.Boolean, "gold_version_id": pl.Int64,
-            "distractor_version_id": pl.Int64, "line": pl.String, "fingerprint": pl.String,
+            "distractor_version_id": pl.Int64, "fingerprint": pl.String,
         },
     )
     stats = pl.DataFrame({"lang": [result.lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
@@ -402,6 +403,27 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
         ("bench_item", "lang = ? AND list_contains(?, id)", [result.lang, stale], rows),
         ("bench_stats", "lang = ? AND step = 'bench_items'", [result.lang], stats),
     ])
+    lines = pl.DataFrame({"fingerprint": [result.fingerprints[n] for n, _ in fresh],
+                          "line": [result.lines[n] for n, _ in fresh]}, schema={"fingerprint": pl.String, "line": pl.String})
+    con.register("_lines", lines.unique("fingerprint"))
+    try:
+        con.execute("INSERT INTO bench_line SELECT fingerprint, line FROM _lines "
+                    "WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_line)")
+    finally:
+        con.unregister("_lines")
+    _collect_lines(con)
+
+
+def _collect_lines(con: duckdb.DuckDBPyConnection) -> None:
+    """Delete the lines no item uses once they outnumber the lines in use: a rebuild leaves the
+    lines it replaced behind, and deleting them every time costs a rewrite of the table each
+    time (see bench_line in tables.py); this way the table stays under twice its live size."""
+    unused, used = con.execute(
+        "SELECT count(*) FILTER (WHERE i.fingerprint IS NULL), count(*) FILTER (WHERE i.fingerprint IS NOT NULL) "
+        "FROM bench_line l LEFT JOIN (SELECT DISTINCT fingerprint FROM bench_item) i USING (fingerprint)"
+    ).fetchone()
+    if unused > used:
+        con.execute("DELETE FROM bench_line WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_item)")
 
 
 def _write_file(build_dir: Path | str, lang: str, lines: list[str]) -> Path:
@@ -419,7 +441,8 @@ def _load_lines(store: Store, lang: str, core_only: bool) -> list[str]:
     where = "lang = $lang" + (" AND core" if core_only else "")
     with store.connect(read_only=True) as con:
         require_tables(con, "reading bench_item")
-        rows = con.execute(f"SELECT line FROM bench_item WHERE {where} ORDER BY id", {"lang": lang}).fetchall()
+        rows = con.execute(f"SELECT l.line FROM bench_item i JOIN bench_line l USING (fingerprint) WHERE {where} "
+                           "ORDER BY i.id", {"lang": lang}).fetchall()
         return [line for (line,) in rows]
 
 

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS bench_eligible (   -- changes that passed B1-B12, bef
     PRIMARY KEY (lang, act_id, e_id, new_version_id)
 );
 
-CREATE TABLE IF NOT EXISTS bench_item (        -- the build's items; `line` is the jsonl line as written
+CREATE TABLE IF NOT EXISTS bench_item (        -- the build's items; their jsonl lines are in bench_line
     lang                  VARCHAR NOT NULL,
     id                    VARCHAR NOT NULL,
     build                 VARCHAR NOT NULL,
@@ -42,12 +42,18 @@ CREATE TABLE IF NOT EXISTS bench_item (        -- the build's items; `line` is t
     gold_is_current       BOOLEAN NOT NULL,
     gold_version_id       BIGINT NOT NULL,
     distractor_version_id BIGINT NOT NULL,
-    line                  VARCHAR NOT NULL,
-    fingerprint           VARCHAR,             -- what `line` was rendered from (items._fingerprint)
+    fingerprint           VARCHAR NOT NULL,    -- its line in bench_line
     PRIMARY KEY (lang, id)
 );
--- Stores built before the column existed get it; their rows (NULL) are rewritten once.
-ALTER TABLE bench_item ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
+
+-- Item lines by what they were rendered from (items._fingerprint), apart from bench_item: a rebuild
+-- only adds the lines that changed, and deleting scattered rows of a table of long lines made
+-- DuckDB rewrite the whole row group at the checkpoint. Lines no item uses any more are collected
+-- once they outnumber the ones in use (items._collect_lines).
+CREATE TABLE IF NOT EXISTS bench_line (
+    fingerprint VARCHAR PRIMARY KEY,
+    line        VARCHAR NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS bench_stats (       -- per-language counts of one builder step, as JSON
     lang  VARCHAR NOT NULL,
@@ -85,6 +91,10 @@ _TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", BENCH_DDL))
 
 def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create the builder's tables on a writable connection (a writing step's transaction)."""
+    # A bench_item from before bench_line kept each line in the row: it is derived data, so it is
+    # dropped and the next bench_items rebuilds it.
+    if con.execute("SELECT 1 FROM duckdb_columns() WHERE table_name = 'bench_item' AND column_name = 'line'").fetchone():
+        con.execute("DROP TABLE bench_item")
     con.execute(BENCH_DDL)
 
 

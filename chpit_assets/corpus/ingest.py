@@ -22,7 +22,7 @@ from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
 from chpit_assets.markdown import table
 
 from .schema import act_id_for, version_id_for
-from .store import Store, insert
+from .store import Store, insert, sync_rows
 
 PARSED = "parsed"
 # "Datenschutzgesetz, DSG" -> "DSG": the last comma-separated part of a title's final parenthesis.
@@ -103,56 +103,54 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
     catalog = catalog.for_lang(lang)
     report = IngestReport(lang=lang, acts=len(catalog.acts), editions=len(catalog.editions))
     by_consolidation = {f.edition.consolidation: f for f in fetched if f.edition.lang == lang}
-    with store.connect() as con:  # writable: brings an older store's schema up to date first
-        previous = {
-            row["version_id"]: row
-            for row in con.sql(
-                "SELECT version_id, sha256, parser_version, stage, n_articles, title, short_form "
-                "FROM ch_act_version WHERE lang = ?", params=[lang]
-            ).pl().iter_rows(named=True)
-        }
-
-    # Decide every edition's fate before touching the store: failed, reused as stored, or to parse.
-    version_rows: list[dict] = []
-    to_parse: list[tuple[dict, CatalogAct, CatalogEdition, Path]] = []
-    reused: set[int] = set()
-    for edition in sorted(catalog.editions, key=lambda e: (e.act_eli, e.date_applicability)):
-        act = catalog.act(edition.act_eli)
-        version_id = version_id_for(edition.consolidation, lang)
-        got = by_consolidation.get(edition.consolidation)
-        row = {
-            "version_id": version_id,
-            "act_id": act_id_for(act.eli),
-            "lang": lang,
-            "date_applicability": edition.date_applicability,
-            "date_end_applicability": edition.date_end_applicability,
-            "eli": edition.consolidation,
-            "source": "fedlex",
-            "stage": PARSED,
-            "error": None,
-            "file_url": edition.file_url,
-            "sha256": got.sha256 if got else None,
-            "parser_version": PARSER_VERSION,
-            "n_articles": None,
-            "title": None,
-            "short_form": None,
-        }
-        version_rows.append(row)
-        if got is None or got.stage not in USABLE_STAGES:
-            stage = got.stage if got else "no_file" if edition.file_url is None else "download"
-            _fail(report, row, act, edition, stage, got.error if got and got.error else _missing(edition))
-            continue
-        old = previous.get(version_id)
-        if old and old["stage"] == PARSED and old["sha256"] == got.sha256 and old["parser_version"] == PARSER_VERSION:
-            reused.add(version_id)
-            # Everything ingest needs from the file is stored: a reused edition is not opened at all.
-            row.update(n_articles=old["n_articles"], title=old["title"], short_form=old["short_form"])
-        else:
-            to_parse.append((row, act, edition, Path(got.path)))
-    report.reused = len(reused)
-
-    rewritten = sorted((set(previous) | {r["version_id"] for r in version_rows}) - reused)
+    # One transaction for the whole language (one open and one checkpoint): read what is stored,
+    # decide every edition's fate, then write.
     with store.transaction() as con:
+        cursor = con.execute(
+            "SELECT version_id, sha256, parser_version, stage, n_articles, title, short_form "
+            "FROM ch_act_version WHERE lang = ?", [lang])
+        columns = [d[0] for d in cursor.description]
+        previous = {row[0]: dict(zip(columns, row)) for row in cursor.fetchall()}
+        # Decide every edition's fate before touching the store: failed, reused as stored, or to parse.
+        version_rows: list[dict] = []
+        to_parse: list[tuple[dict, CatalogAct, CatalogEdition, Path]] = []
+        reused: set[int] = set()
+        for edition in sorted(catalog.editions, key=lambda e: (e.act_eli, e.date_applicability)):
+            act = catalog.act(edition.act_eli)
+            version_id = version_id_for(edition.consolidation, lang)
+            got = by_consolidation.get(edition.consolidation)
+            row = {
+                "version_id": version_id,
+                "act_id": act_id_for(act.eli),
+                "lang": lang,
+                "date_applicability": edition.date_applicability,
+                "date_end_applicability": edition.date_end_applicability,
+                "eli": edition.consolidation,
+                "source": "fedlex",
+                "stage": PARSED,
+                "error": None,
+                "file_url": edition.file_url,
+                "sha256": got.sha256 if got else None,
+                "parser_version": PARSER_VERSION,
+                "n_articles": None,
+                "title": None,
+                "short_form": None,
+            }
+            version_rows.append(row)
+            if got is None or got.stage not in USABLE_STAGES:
+                stage = got.stage if got else "no_file" if edition.file_url is None else "download"
+                _fail(report, row, act, edition, stage, got.error if got and got.error else _missing(edition))
+                continue
+            old = previous.get(version_id)
+            if old and old["stage"] == PARSED and old["sha256"] == got.sha256 and old["parser_version"] == PARSER_VERSION:
+                reused.add(version_id)
+                # Everything ingest needs from the file is stored: a reused edition is not opened at all.
+                row.update(n_articles=old["n_articles"], title=old["title"], short_form=old["short_form"])
+            else:
+                to_parse.append((row, act, edition, Path(got.path)))
+        report.reused = len(reused)
+
+        rewritten = sorted((set(previous) | {r["version_id"] for r in version_rows}) - reused)
         con.execute("DELETE FROM ch_act_article WHERE list_contains(?, version_id)", [rewritten])
         batch: dict[str, list] = {name: [] for name in ARTICLE_SCHEMA}
         for row, act, edition, path in to_parse:
@@ -179,10 +177,8 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
 
         act_rows, alias_rows = _act_rows(catalog, lang, _latest_names(version_rows, catalog))
         _upsert_acts(con, act_rows, lang)
-        con.execute("DELETE FROM ch_act_alias WHERE lang = ?", [lang])
-        insert(con, "ch_act_alias", _frame(alias_rows, ALIAS_SCHEMA))
-        con.execute("DELETE FROM ch_act_version WHERE lang = ?", [lang])
-        insert(con, "ch_act_version", _frame(version_rows, VERSION_SCHEMA))
+        sync_rows(con, "ch_act_alias", list(ALIAS_SCHEMA), "lang = ?", [lang], _frame(alias_rows, ALIAS_SCHEMA))
+        sync_rows(con, "ch_act_version", ["version_id"], "lang = ?", [lang], _frame(version_rows, VERSION_SCHEMA))
 
     report.parsed = sum(1 for r in version_rows if r["stage"] == PARSED)
     report.articles = sum(r["n_articles"] or 0 for r in version_rows if r["stage"] == PARSED)
@@ -231,7 +227,9 @@ def _upsert_acts(con, rows: list[dict], lang: str) -> None:
     con.register("_acts", pl.DataFrame(rows, schema={c: ACT_SCHEMA[c] for c in columns}, orient="row"))
     updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("act_id", "eli"))
     cols = ", ".join(columns)
-    con.execute(f"INSERT INTO ch_act ({cols}) SELECT {cols} FROM _acts ON CONFLICT (act_id) DO UPDATE SET {updates}")
+    # Only the rows that differ: an upsert of every act rewrote the whole table at each checkpoint.
+    con.execute(f"INSERT INTO ch_act ({cols}) SELECT {cols} FROM (SELECT {cols} FROM _acts EXCEPT SELECT {cols} FROM ch_act) "
+                f"ON CONFLICT (act_id) DO UPDATE SET {updates}")
     con.unregister("_acts")
 
 

@@ -1,8 +1,10 @@
 """The incremental builder: a rebuild after one new edition recomputes one act's changes and one
-text pair, and its outputs are byte-identical to a build from scratch of the same corpus."""
+text pair, renders only the item lines that changed, and its outputs are byte-identical to a
+build from scratch of the same corpus."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,14 @@ import pytest
 from chpit_assets.bench.build_report import build_report, write_report
 from chpit_assets.bench.changes import update_changes
 from chpit_assets.bench.eligibility import update_eligible
-from chpit_assets.bench.items import BuildSettings, update_items, write_core
+from chpit_assets.bench.items import (
+    BuildSettings,
+    ItemsError,
+    bench_path,
+    load_items,
+    update_items,
+    write_core,
+)
 from chpit_assets.bench.tables import BENCH_DDL
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
@@ -39,9 +48,9 @@ def _build(corpus: Path, data: Path) -> dict:
         ingest_language(store, catalog, lang, data / "cache")
         changes = update_changes(store, lang)
         eligibility = update_eligible(store, lang)
-        update_items(store, data / "build", lang, SETTINGS, data.parent / "frozen")  # one record for both builds
+        items, _ = update_items(store, data / "build", lang, SETTINGS, data.parent / "frozen")  # one record for both
         write_core(store, data / "build", lang)
-        runs[lang] = (changes, eligibility)
+        runs[lang] = (changes, eligibility, items)
     write_report(data / "build" / "build-report.json", build_report(store, "2026-09-04"))
     return runs
 
@@ -52,7 +61,9 @@ def _outputs(data: Path) -> dict[str, bytes]:
 
 def _tables(data: Path) -> dict[str, list[tuple]]:
     store = Store(data / "chpit.duckdb")
-    return {t: store.frame(f"SELECT * FROM {t} ORDER BY ALL").rows() for t in TABLES}
+    # A rebuild leaves the lines it replaced in bench_line until they are collected: compare the used ones.
+    used = {"bench_line": "SELECT * FROM bench_line WHERE fingerprint IN (SELECT fingerprint FROM bench_item) ORDER BY ALL"}
+    return {t: store.frame(used.get(t, f"SELECT * FROM {t} ORDER BY ALL")).rows() for t in TABLES}
 
 
 @pytest.fixture(scope="module")
@@ -62,19 +73,21 @@ def rebuilt(tmp_path_factory):
     corpus = tmp / "synthetic"
     generate(Params(acts=6, editions_per_act=4, langs=LANGS, seed=3, articles=(8, 14)), corpus, SAMPLE)
     first = _build(corpus, tmp / "incremental")
-    for changes, eligibility in first.values():  # a first build computes everything
+    for changes, eligibility, items in first.values():  # a first build computes everything
         assert changes.acts_recomputed == changes.acts == 6
         assert eligibility.text_checks_computed == eligibility.text_checks.height > 0
+        assert set(items.fresh) == set(items.ids)
+    before = {lang: _lines_by_id(tmp / "incremental", lang) for lang in LANGS}
     act = load_sample_catalog(corpus).acts[1]
     last = max(e.date_applicability for e in load_sample_catalog(corpus).editions if e.act_eli == act.eli)
     append_edition(corpus, act.eli, next_month(last), "word_changed")
     runs = _build(corpus, tmp / "incremental")
     _build(corpus, tmp / "scratch")
-    return tmp / "incremental", tmp / "scratch", runs
+    return tmp / "incremental", tmp / "scratch", runs, before
 
 
 def test_incremental_rebuild_is_byte_identical_to_a_build_from_scratch(rebuilt):
-    incremental, scratch, _ = rebuilt
+    incremental, scratch, _, _ = rebuilt
     outputs = _outputs(incremental)
     assert sorted(outputs) == ["bench-de.jsonl", "bench-fr.jsonl", "build-report.json", "core-de.jsonl",
                                "core-fr.jsonl"]
@@ -86,8 +99,108 @@ def test_incremental_rebuild_is_byte_identical_to_a_build_from_scratch(rebuilt):
 
 
 def test_incremental_rebuild_recomputes_only_the_new_editions_act_and_text_pair(rebuilt):
-    _, _, runs = rebuilt
-    for lang, (changes, eligibility) in runs.items():
+    _, _, runs, _ = rebuilt
+    for lang, (changes, eligibility, _) in runs.items():
         assert (changes.acts, changes.acts_recomputed) == (6, 1), lang
         # The appended edition modifies one article: that text pair is new, every other one is reused.
         assert eligibility.text_checks_computed == 1 < eligibility.text_checks.height, lang
+
+
+def _lines_by_id(data: Path, lang: str) -> dict[str, str]:
+    lines = bench_path(data / "build", lang).read_text(encoding="utf-8").splitlines()
+    return {json.loads(line)["id"]: line for line in lines}
+
+
+def test_incremental_rebuild_renders_exactly_the_lines_that_changed(rebuilt):
+    incremental, _, runs, before = rebuilt
+    for lang, (_, _, items) in runs.items():
+        after = _lines_by_id(incremental, lang)
+        changed = {i for i, line in after.items() if before[lang].get(i) != line}
+        # New items, items whose edition was closed by the new one, and core flags the redraw moved.
+        assert changed, lang
+        assert set(items.fresh) == changed, lang
+        assert len(items.fresh) < len(items.ids), lang
+
+
+@pytest.fixture
+def built_once(tmp_path):
+    """A small corpus built once in German: (store, data dir)."""
+    corpus = tmp_path / "synthetic"
+    generate(Params(acts=3, editions_per_act=3, langs=("de",), seed=5, articles=(8, 12)), corpus, SAMPLE)
+    store = Store(tmp_path / "data" / "chpit.duckdb")
+    ingest_language(store, load_sample_catalog(corpus), "de", tmp_path / "data" / "cache")
+    update_changes(store, "de")
+    update_eligible(store, "de")
+    first, _ = update_items(store, tmp_path / "data" / "build", "de", SETTINGS, tmp_path / "frozen")
+    assert first.ids
+    return store, tmp_path / "data"
+
+
+def _rebuild(store: Store, data: Path):
+    return update_items(store, data / "build", "de", SETTINGS, data.parent / "frozen")[0]
+
+
+def test_an_unchanged_store_renders_nothing_and_writes_the_same_file(built_once):
+    store, data = built_once
+    path = bench_path(data / "build", "de")
+    first = path.read_bytes()
+    again = _rebuild(store, data)
+    assert again.fresh == {}
+    assert path.read_bytes() == first
+
+
+def test_a_new_file_for_an_edition_re_renders_its_items_only(built_once):
+    """The fingerprint vouches for the texts through the editions' sha256: a re-downloaded file
+    (here with the same articles) re-renders every item that shows that edition, and no other."""
+    store, data = built_once
+    rows = store.frame("SELECT id, gold_version_id, distractor_version_id FROM bench_item WHERE lang = 'de'")
+    version = rows["gold_version_id"][0]
+    with store.transaction() as con:
+        con.execute("UPDATE ch_act_version SET sha256 = repeat('e', 64) WHERE version_id = ?", [version])
+    again = _rebuild(store, data)
+    showing = {r["id"] for r in rows.iter_rows(named=True) if version in (r["gold_version_id"], r["distractor_version_id"])}
+    assert set(again.fresh) == showing
+
+
+def test_a_store_without_file_digests_renders_every_line_known_by_its_digest(built_once):
+    store, data = built_once
+    with store.transaction() as con:
+        con.execute("UPDATE ch_act_version SET sha256 = NULL")
+    first = _rebuild(store, data)
+    assert set(first.fresh) == set(first.ids)
+    before = store.frame("SELECT id, fingerprint FROM bench_item ORDER BY id").rows()
+    second = _rebuild(store, data)
+    assert set(second.fresh) == set(second.ids)
+    # Nothing vouches for the texts, so each line is known by its own digest (the write compares those).
+    assert all(fp.startswith("line:") for _, fp in before)
+    assert store.frame("SELECT id, fingerprint FROM bench_item ORDER BY id").rows() == before
+
+
+def test_an_eligible_change_whose_article_is_gone_names_the_item_and_edition(built_once):
+    store, data = built_once
+    row = store.frame("SELECT id, e_id, gold_version_id FROM bench_item LIMIT 1").row(0, named=True)
+    with store.transaction() as con:
+        con.execute("DELETE FROM bench_item")  # nothing to reuse: the line must be rendered
+        con.execute("DELETE FROM ch_act_article WHERE version_id = ? AND e_id = ?", [row["gold_version_id"], row["e_id"]])
+        eli = con.execute("SELECT eli FROM ch_act_version WHERE version_id = ?", [row["gold_version_id"]]).fetchone()[0]
+    with pytest.raises(ItemsError, match=f"{eli} has no article {row['e_id']}"):
+        _rebuild(store, data)
+
+
+def test_replaced_lines_are_collected_once_they_outnumber_the_lines_in_use(built_once):
+    store, data = built_once
+
+    def counts() -> tuple[int, int]:
+        lines = store.frame("SELECT count(*) AS n FROM bench_line")["n"][0]
+        return lines, store.frame("SELECT count(*) AS n FROM bench_item")["n"][0]
+
+    lines, items = counts()
+    assert lines == items
+    # A new build name changes every fingerprint: each rebuild replaces every line.
+    first = update_items(store, data / "build", "de", BuildSettings(**{**SETTINGS.__dict__, "build": "v-a"}),
+                         data.parent / "frozen")[0]
+    assert counts() == (2 * items, items)  # as many unused as used: kept
+    update_items(store, data / "build", "de", BuildSettings(**{**SETTINGS.__dict__, "build": "v-b"}), data.parent / "frozen")
+    assert counts() == (items, items)  # more unused than used: collected, and only those
+    assert all(i["build"] == "v-b" for i in load_items(store, "de"))
+    assert first.ids == [i["id"] for i in load_items(store, "de")]

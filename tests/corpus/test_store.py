@@ -1,14 +1,18 @@
-"""The store's guarantees: atomic replace, and bounded waiting for another process's file lock."""
+"""The store's guarantees: atomic replace, row sync, and bounded waiting for another process's file lock."""
 
 from __future__ import annotations
 
 import multiprocessing
 import time
 
+import duckdb
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from chpit_assets.corpus.store import Store, StoreError
+from chpit_assets.corpus.store import Store, StoreError, insert, sync_rows
 
 
 def _hold_writer(path: str, seconds: float, ready) -> None:
@@ -72,3 +76,31 @@ def test_the_store_refuses_a_blank_alias(tmp_path):
     blank = pl.DataFrame({"lang": ["fr"], "sr_number": ["1"], "abbr": ["  "], "source": ["curated"], "act_id": [1]})
     with pytest.raises(StoreError, match="CHECK"):
         Store(tmp_path / "s.duckdb").replace([("ch_act_alias", "lang = 'fr'", [], blank)])
+
+
+ROWS = st.lists(st.tuples(st.sampled_from(["de", "fr"]), st.integers(0, 6), st.sampled_from(["a", "b", None])),
+                max_size=20, unique_by=lambda r: r[:2])
+
+
+@hsettings(max_examples=40, deadline=None)
+@given(stored=ROWS, incoming=ROWS)
+def test_sync_rows_leaves_exactly_the_frames_rows_and_touches_no_other_language(stored, incoming):
+    schema = {"lang": pl.String, "k": pl.Int64, "v": pl.String}
+    incoming_de = [r for r in incoming if r[0] == "de"]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (lang VARCHAR, k BIGINT, v VARCHAR, PRIMARY KEY (lang, k))")
+    insert(con, "t", pl.DataFrame(stored, schema=schema, orient="row"))
+    sync_rows(con, "t", ["lang", "k"], "lang = ?", ["de"], pl.DataFrame(incoming_de, schema=schema, orient="row"))
+    after = con.execute("SELECT * FROM t ORDER BY ALL").fetchall()
+    expected = sorted([r for r in stored if r[0] != "de"] + incoming_de, key=lambda r: (r[0], r[1], r[2] or ""))
+    assert sorted(after, key=lambda r: (r[0], r[1], r[2] or "")) == expected
+
+
+def test_sync_rows_refuses_a_frame_that_repeats_a_key(tmp_path):
+    store = Store(tmp_path / "chpit.duckdb")
+    frame = pl.DataFrame({"version_id": [1, 1], "e_id": ["art_1", "art_1"], "article_number": ["1", "2"],
+                          "heading": [None, None], "text": ["a", "b"]})
+    with pytest.raises(StoreError, match=r"ch_act_article refused, nothing changed: 2 rows repeat a key"):
+        with store.transaction() as con:
+            sync_rows(con, "ch_act_article", ["version_id", "e_id"], "true", [], frame)
+    assert store.frame("SELECT count(*) AS n FROM ch_act_article")["n"][0] == 0
