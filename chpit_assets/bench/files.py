@@ -12,11 +12,10 @@ def item_line(item: Mapping) -> str:
 
 
 def jsonl_bytes(items: Iterable[Mapping]) -> bytes:
-    return lines_bytes(item_line(i) for i in items)
+    return lines_bytes([item_line(i).encode("utf-8") for i in items])
 
 
-def lines_bytes(lines: Iterable[str]) -> bytes:
-    """A jsonl file's bytes from its lines (already serialised, e.g. as stored in bench_item)."""
-    # One join and one encode: a new string per line cost twice as much on a 15 MB file.
+def lines_bytes(lines: Iterable[bytes]) -> bytes:
+    """A jsonl file's bytes from its lines, each already UTF-8 (e.g. as stored in bench_line)."""
     lines = list(lines)
-    return "\n".join(lines).encode("utf-8") + b"\n" if lines else b""
+    return b"\n".join(lines) + b"\n" if lines else b""

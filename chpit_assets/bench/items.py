@@ -230,7 +230,7 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
 class ItemBuild:
     lang: str
     ids: list[str]                  # frozen + new items, sorted by id
-    lines: list[str]                # their jsonl lines (core flags set): the file's, kept in bench_line
+    lines: list[bytes]              # their jsonl lines, UTF-8 (core flags set): the file's, kept in bench_line
     fingerprints: list[str]         # what each line was rendered from (`_fingerprint`)
     fresh: dict[str, dict]          # the items rendered in this build, by id; the rest reused stored lines
     core: CoreSplit
@@ -295,7 +295,7 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
         "SELECT i.id, fingerprint, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) WHERE i.lang = ?",
         [lang]).fetchall()}
     ids: list[str] = []
-    lines: list[str | None] = []
+    lines: list[bytes | None] = []
     fingerprints: list[str | None] = []
     fresh: dict[str, dict] = {}
     for entry in entries:
@@ -318,9 +318,9 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
     _with_texts(con, lang, [i for i in fresh.values() if i["gold"]["text"] is None])
     for n, id_ in enumerate(ids):
         if lines[n] is None:
-            lines[n] = item_line(fresh[id_])
+            lines[n] = item_line(fresh[id_]).encode("utf-8")
             # A line nothing vouches for is known by its own digest, so the write still skips it unchanged.
-            fingerprints[n] = fingerprints[n] or "line:" + hashlib.md5(lines[n].encode()).hexdigest()
+            fingerprints[n] = fingerprints[n] or "line:" + hashlib.md5(lines[n]).hexdigest()
     stats = {
         **asdict(settings),
         "eligible_changes": len(changes),
@@ -403,8 +403,11 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
         ("bench_item", "lang = ? AND list_contains(?, id)", [result.lang, stale], rows),
         ("bench_stats", "lang = ? AND step = 'bench_items'", [result.lang], stats),
     ])
-    lines = pl.DataFrame({"fingerprint": [result.fingerprints[n] for n, _ in fresh],
-                          "line": [result.lines[n] for n, _ in fresh]}, schema={"fingerprint": pl.String, "line": pl.String})
+    # Every line rendered in this build that bench_line lacks: a reused line was read from there, and a
+    # rendered one may be missing although its item row is unchanged (a line collected or lost).
+    rendered = [n for n, i in enumerate(result.ids) if i in result.fresh]
+    lines = pl.DataFrame({"fingerprint": [result.fingerprints[n] for n in rendered],
+                          "line": [result.lines[n] for n in rendered]}, schema={"fingerprint": pl.String, "line": pl.Binary})
     con.register("_lines", lines.unique("fingerprint"))
     try:
         con.execute("INSERT INTO bench_line SELECT fingerprint, line FROM _lines "
@@ -426,7 +429,7 @@ def _collect_lines(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("DELETE FROM bench_line WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_item)")
 
 
-def _write_file(build_dir: Path | str, lang: str, lines: list[str]) -> Path:
+def _write_file(build_dir: Path | str, lang: str, lines: list[bytes]) -> Path:
     path = bench_path(build_dir, lang)
     write_atomic(path, lines_bytes(lines))
     return path
@@ -437,7 +440,7 @@ def load_items(store: Store, lang: str, core_only: bool = False) -> list[dict]:
     return [json.loads(line) for line in _load_lines(store, lang, core_only)]
 
 
-def _load_lines(store: Store, lang: str, core_only: bool) -> list[str]:
+def _load_lines(store: Store, lang: str, core_only: bool) -> list[bytes]:
     where = "lang = $lang" + (" AND core" if core_only else "")
     with store.connect(read_only=True) as con:
         require_tables(con, "reading bench_item")

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS bench_item (        -- the build's items; their jsonl
 -- once they outnumber the ones in use (items._collect_lines).
 CREATE TABLE IF NOT EXISTS bench_line (
     fingerprint VARCHAR PRIMARY KEY,
-    line        VARCHAR NOT NULL
+    line        BLOB NOT NULL                  -- UTF-8, as written to the file: never decoded to be copied
 );
 
 CREATE TABLE IF NOT EXISTS bench_stats (       -- per-language counts of one builder step, as JSON
@@ -91,10 +91,14 @@ _TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", BENCH_DDL))
 
 def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create the builder's tables on a writable connection (a writing step's transaction)."""
-    # A bench_item from before bench_line kept each line in the row: it is derived data, so it is
-    # dropped and the next bench_items rebuilds it.
-    if con.execute("SELECT 1 FROM duckdb_columns() WHERE table_name = 'bench_item' AND column_name = 'line'").fetchone():
-        con.execute("DROP TABLE bench_item")
+    # Items and their lines from an older layout (a line column in bench_item; text lines) are
+    # derived data: both tables are dropped and the next bench_items rebuilds them.
+    outdated = con.execute(
+        "SELECT 1 FROM duckdb_columns() WHERE column_name = 'line' AND "
+        "(table_name = 'bench_item' OR (table_name = 'bench_line' AND data_type <> 'BLOB'))"
+    ).fetchone()
+    if outdated:
+        con.execute("DROP TABLE IF EXISTS bench_item; DROP TABLE IF EXISTS bench_line")
     con.execute(BENCH_DDL)
 
 

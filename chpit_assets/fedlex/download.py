@@ -112,8 +112,11 @@ class EditionCache:
     def lookup(self, url: str) -> IndexEntry | None:
         """The entry for `url` whose content file is present, or None."""
         try:
-            with open(self._index_path(url), encoding="utf-8") as fh:
-                raw = json.load(fh)
+            fd = os.open(self._index_path(url), os.O_RDONLY)
+            try:
+                raw = json.loads(os.read(fd, 1 << 16))  # an entry is a few hundred bytes
+            finally:
+                os.close(fd)
             entry = IndexEntry(raw["url"], raw["sha256"], raw["consolidation"], raw["lang"])
         except (OSError, ValueError, KeyError, TypeError):
             return None  # absent, or unreadable: either way, fetch again

@@ -204,3 +204,28 @@ def test_replaced_lines_are_collected_once_they_outnumber_the_lines_in_use(built
     assert counts() == (items, items)  # more unused than used: collected, and only those
     assert all(i["build"] == "v-b" for i in load_items(store, "de"))
     assert first.ids == [i["id"] for i in load_items(store, "de")]
+
+
+def test_a_line_missing_from_the_store_is_rendered_and_stored_again(built_once):
+    store, data = built_once
+    path = bench_path(data / "build", "de")
+    first = path.read_bytes()
+    with store.transaction() as con:
+        con.execute("DELETE FROM bench_line WHERE fingerprint = (SELECT min(fingerprint) FROM bench_item)")
+    again = _rebuild(store, data)
+    assert len(again.fresh) == 1
+    assert path.read_bytes() == first
+    assert [json.dumps(i, ensure_ascii=False, separators=(", ", ": ")).encode() for i in load_items(store, "de")] \
+        == first.splitlines()
+
+
+def test_items_from_an_older_store_layout_are_rebuilt(built_once):
+    store, data = built_once
+    first = bench_path(data / "build", "de").read_bytes()
+    with store.transaction() as con:  # the layout before bench_line: each line in its item row
+        con.execute("DROP TABLE bench_line")
+        con.execute("ALTER TABLE bench_item ADD COLUMN line VARCHAR")
+    update_changes(store, "de")  # the first writing step brings the builder's tables up to date
+    again = _rebuild(store, data)
+    assert set(again.fresh) == set(again.ids)
+    assert bench_path(data / "build", "de").read_bytes() == first

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import pytest
 
-from chpit_assets.fedlex.catalog import Catalog
+from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
 from chpit_assets.fedlex.download import (
     EditionCache,
     EditionDownloader,
@@ -261,3 +264,18 @@ def test_an_edition_whose_act_is_not_in_the_catalog(served, tmp_path, sleeps):
     e = next(e for e in served.editions if e.file_url)
     (result,) = download_editions(Catalog((), (e,)), tmp_path / "cache", sleep=sleeps)
     assert result.stage == "validate" and "act is not in the catalog" in result.error
+
+
+@pytest.mark.parametrize("name", ["../outside.xml", "/etc/passwd", "cc-1/./x.xml", "cc-1//x.xml"])
+def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
+    (tmp_path / "catalog.json").write_text(json.dumps({"acts": [{
+        "eli": "https://fedlex.data.admin.ch/eli/cc/1/1", "sr_number": "1", "in_force_status": 0,
+        "editions": [{"consolidation": "https://fedlex.data.admin.ch/eli/cc/1/1/20200101", "lang": "de",
+                      "date_applicability": "2020-01-01", "file": name}]}]}), encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"cc/1/1/20200101 \[de\]: file .* is not a plain relative path"):
+        load_sample_catalog(tmp_path)
+
+
+def test_sample_file_urls_are_the_files_uris(sample_catalog):
+    files = [e for e in sample_catalog.editions if e.file_url]
+    assert files and all(Path(url2pathname(urlsplit(e.file_url).path)).is_file() for e in files)
