@@ -11,6 +11,8 @@
              (`store_editions`) -- together `ingest_language` --, then per language act_changes,
              eligible_changes, bench_items, core_split (the builder's domain functions, as the Dagster
              assets call them), then build_report.
+   and again through Dagster itself (`--executors`): the build job per language partition and
+             build_report_job, checks included, on a SQLite instance of its own, per executor.
 4. P3b       one new edition of one act in every language (`append_edition`, amending the act's longest
              article so that the new change is eligible and B15 reshuffles the pool), and the same steps
              again on the same store and cache in a fresh process: what a rebuild after a Fedlex update costs.
@@ -89,9 +91,59 @@ def build(corpus: Path) -> dict:
             "store_mb": round((data / "chpit.duckdb").stat().st_size / 1e6, 1)}
 
 
-def _in_fresh_process(corpus: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--build-only", str(corpus)], check=True, capture_output=True,
-                         text=True).stdout
+def _build_job():
+    from chpit_assets.definitions import defs
+
+    return defs.resolve_job_def("build")
+
+
+def build_with_dagster(corpus: Path, executor: str) -> dict:
+    """The same build as `build`, the way a user runs it: the build job per language partition and
+    build_report_job, with the project's instance (dagster.yaml, SQLite in a DAGSTER_HOME of its
+    own), checks included. Data in CORPUS/_dagster_<executor>."""
+    import shutil
+    import warnings
+
+    root = corpus / f"_dagster_{executor}"
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    os.environ["DAGSTER_HOME"] = str(home)
+    import dagster as dg
+
+    from chpit_assets.definitions import defs
+
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+    instance = dg.DagsterInstance.get()
+    resources = {"fedlex": {"config": {"sample_dir": str(corpus)}}, "chpit": {"config": {"data_dir": str(root / "data")}}}
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    runs: dict[str, dict] = {}
+    for job_name, partition in [("build", lang) for lang in LANGS] + [("build_report_job", None)]:
+        config = {**quiet, "resources": resources}
+        start = time.perf_counter()
+        if executor == "in_process" or partition is None:
+            result = defs.resolve_job_def(job_name).execute_in_process(
+                instance=instance, partition_key=partition, run_config=config, raise_on_error=False)
+            run_id, ok = result.run_id, result.success
+        else:
+            config["execution"] = {"config": {executor: {}}}
+            with dg.execute_job(dg.reconstructable(_build_job), instance=instance, run_config=config,
+                                tags={"dagster/partition": partition}) as result:
+                run_id, ok = result.run_id, result.success
+        wall = time.perf_counter() - start
+        if not ok:
+            raise SystemExit(f"{job_name} [{partition}] failed through Dagster")
+        logs = [(r.timestamp, r.dagster_event) for r in instance.all_logs(run_id) if r.dagster_event]
+        started = {e.step_key: ts for ts, e in logs if e.event_type_value == "STEP_START"}
+        steps = {e.step_key: round(ts - started[e.step_key], 2) for ts, e in logs if e.event_type_value == "STEP_SUCCESS"}
+        runs[f"{job_name}[{partition}]" if partition else job_name] = {"s": round(wall, 2), "steps": steps}
+    return {"runs": runs, "total_s": round(sum(r["s"] for r in runs.values()), 2), "peak_rss_mb": _rss_mb()}
+
+
+def _in_fresh_process(corpus: Path, *mode: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, *(mode or ("--build-only",)), str(corpus)], check=True,
+                         capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -134,6 +186,23 @@ def _markdown(meta: dict, full: dict, incremental: dict, parse_out: str) -> str:
     ])
 
 
+def _dagster_markdown(full: dict, incremental: dict) -> str:
+    if not full:
+        return ""
+    rows = ["| executor | run | full build s | incremental s | slowest steps of the incremental run (s) |",
+            "|---|---|---|---|---|"]
+    for executor, runs in full.items():
+        for name, run in runs["runs"].items():
+            inc = incremental[executor]["runs"][name]
+            slow = ", ".join(f"{k} {v}" for k, v in sorted(inc["steps"].items(), key=lambda kv: -kv[1])[:3])
+            rows.append(f"| {executor} | {name} | {run['s']} | {inc['s']} | {slow} |")
+        ratio = incremental[executor]["total_s"] / runs["total_s"]
+        rows.append(f"| **{executor}** | **total** | **{runs['total_s']}** | **{incremental[executor]['total_s']}** "
+                    f"| incremental / full = {ratio:.1%}; peak RSS {runs['peak_rss_mb']} MB |")
+    return "\n".join(["", "P3 / P3b through Dagster (the build job per language and build_report_job, checks included, "
+                      "the project's dagster.yaml on SQLite):", "", *rows, ""])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--acts", type=int, default=1070)
@@ -145,11 +214,18 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "synthetic",
                         help="wiped and regenerated; the build (store, cache, outputs) goes in CORPUS/_build")
     parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)  # the fresh-process build
+    parser.add_argument("--executors", default="in_process,multiprocess",
+                        help="also build through Dagster with these executors (comma-separated; empty: skip)")
+    parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)  # the fresh-process builds
+    parser.add_argument("--dagster-only", nargs=2, metavar=("EXECUTOR", "CORPUS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
         print(json.dumps(build(args.build_only)))
         return 0
+    if args.dagster_only:
+        print(json.dumps(build_with_dagster(Path(args.dagster_only[1]), args.dagster_only[0])))
+        return 0
+    executors = [e for e in args.executors.split(",") if e]
 
     from chpit_assets.akn.parser import parse_edition
     from chpit_assets.fedlex.catalog import load_sample_catalog
@@ -185,6 +261,8 @@ def main() -> int:
 
     full = _in_fresh_process(corpus)
     print(json.dumps(full), flush=True)
+    dagster_full = {e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors}
+    print(json.dumps(dagster_full), flush=True)
     catalog = load_sample_catalog(corpus)
     act = catalog.acts[0]
     # The worst realistic case: amend the act's longest article, so the new change is eligible and
@@ -198,7 +276,9 @@ def main() -> int:
     print(f"appended {line['edition']} ({line['shape']} on {line['e_id']})", flush=True)
     incremental = _in_fresh_process(corpus)
     print(json.dumps(incremental), flush=True)
-    text = _markdown(meta, full, incremental, parse_out)
+    dagster_incremental = {e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors}
+    print(json.dumps(dagster_incremental), flush=True)
+    text = _markdown(meta, full, incremental, parse_out) + _dagster_markdown(dagster_full, dagster_incremental)
     print(text)
     if args.write:
         with args.write.open("a", encoding="utf-8") as fh:

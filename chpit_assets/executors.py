@@ -1,7 +1,12 @@
-"""The code location's executor: Dagster's default (multiprocess or in-process) plus Celery, chosen by run config.
+"""The code location's executor: Dagster's own (in-process or multiprocess) plus Celery, chosen by run config.
 
-One set of definitions serves a laptop and a worker fleet: runs use the multiprocess
-executor unless their run config says otherwise, and
+One set of definitions serves a laptop and a worker fleet. Runs execute their steps in the
+run's own process unless their run config says otherwise: a run's steps are a chain (one
+language partition: catalog -> files -> articles -> changes -> items -> core), its writers take
+the duckdb_writer slot one at a time anyway, and parallelism comes from running partitions as
+separate runs. A process per step cost about 2 s of start-up each, ten times the work of a
+nightly rebuild after one new edition (docs/benchmarks.md). `multiprocess` is still there for
+runs that want step isolation, and
 
     execution:
       config:
@@ -48,12 +53,12 @@ def _requirements(config: Mapping[str, object]) -> Sequence[dg.ExecutorRequireme
     name="chpit",
     config_schema=dg.Field(
         dg.Selector({"multiprocess": MULTI_PROC_CONFIG, "in_process": IN_PROC_CONFIG, "celery": CELERY_CONFIG}),
-        default_value={"multiprocess": {}},
+        default_value={"in_process": {}},
     ),
     requirements=_requirements,
 )
 def chpit_executor(init_context: dg.InitExecutorContext) -> dg.Executor:
-    """multiprocess (default) | in_process | celery, each Dagster's own executor with its own config."""
+    """in_process (default) | multiprocess | celery, each Dagster's own executor with its own config."""
     ((mode, mode_config),) = init_context.executor_config.items()
     delegate = _DELEGATES[mode]
     # Dagster's default executor takes its selector as is; Celery's takes the inner block.

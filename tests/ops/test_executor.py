@@ -1,0 +1,47 @@
+"""The code location's executor runs a run's steps in the run's own process unless run config asks
+for another mode: a process per step cost about ten times the work of a rebuild after one new
+edition (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from chpit_assets.definitions import defs
+from chpit_assets.executors import chpit_executor
+
+from .conftest import SAMPLE
+
+
+def _build_job() -> dg.JobDefinition:
+    return defs.resolve_job_def("build")
+
+
+def _worker_events(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    return [r.dagster_event.step_key for r in instance.all_logs(run_id)
+            if r.dagster_event is not None and r.dagster_event_type == dg.DagsterEventType.STEP_WORKER_STARTED]
+
+
+def test_a_launched_build_run_executes_its_steps_in_its_own_process(tmp_path, monkeypatch):
+    """Launched as the daemon launches a schedule's or sensor's run (a reconstructable job, no
+    execution config): every step succeeds and none starts a worker process."""
+    monkeypatch.setenv("CHPIT_DATA_DIR", str(tmp_path / "data"))
+    config = {
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+        "resources": {"fedlex": {"config": {"sample_dir": str(SAMPLE)}}},
+        "ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}},
+    }
+    with dg.instance_for_test() as instance:
+        with dg.execute_job(dg.reconstructable(_build_job), instance=instance, run_config=config,
+                            tags={"dagster/partition": "de"}) as result:
+            assert result.success
+            steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
+            assert {"parsed_articles", "bench_items", "core_split"} <= steps
+            assert _worker_events(instance, result.run_id) == []
+
+
+@pytest.mark.parametrize("mode", ["in_process", "multiprocess", "celery"])
+def test_every_mode_stays_selectable_by_run_config(mode):
+    schema = chpit_executor.config_schema.config_type
+    assert mode in schema.fields
+    assert chpit_executor.config_schema.default_value == {"in_process": {}}
