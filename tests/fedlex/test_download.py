@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
+import sqlite3
 import time
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 import pytest
 
-from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
+from chpit_assets.fedlex.catalog import Catalog, CatalogEdition, CatalogError, load_sample_catalog
 from chpit_assets.fedlex.download import (
     EditionCache,
     EditionDownloader,
@@ -47,8 +50,12 @@ def path_of(fedlex: FakeFedlex, edition) -> str:
     return edition.file_url.removeprefix(fedlex.base_url)
 
 
-def cache_files(tmp_path: Path) -> list[Path]:
-    return sorted(p for p in (tmp_path / "cache").rglob("*") if p.is_file())
+def cache_files(tmp_path: Path) -> list[str]:
+    """What the cache holds: its content files and its index rows."""
+    files = sorted(str(p) for p in (tmp_path / "cache" / "sha256").rglob("*") if p.is_file())
+    index = tmp_path / "cache" / "index.sqlite"
+    rows = sqlite3.connect(index).execute("SELECT url FROM entry").fetchall() if index.exists() else []
+    return files + sorted(url for (url,) in rows)
 
 
 def test_downloads_validates_and_stores_by_content_hash(fedlex, served, tmp_path, sleeps):
@@ -279,3 +286,44 @@ def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
 def test_sample_file_urls_are_the_files_uris(sample_catalog):
     files = [e for e in sample_catalog.editions if e.file_url]
     assert files and all(Path(url2pathname(urlsplit(e.file_url).path)).is_file() for e in files)
+
+
+def test_entries_of_the_earlier_json_index_are_imported_once(sample_catalog, tmp_path, sleeps):
+    """A cache filled before index.sqlite (one JSON file per URL) is not fetched again."""
+    first = download_editions(sample_catalog, tmp_path / "cache", sleep=sleeps)
+    cache = tmp_path / "cache"
+    legacy = []
+    for r in first:
+        if r.ok:
+            key = hashlib.sha256(r.edition.file_url.encode()).hexdigest()
+            path = cache / "index" / key[:2] / f"{key}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"url": r.edition.file_url, "sha256": r.sha256, "lang": r.edition.lang,
+                                        "consolidation": r.edition.consolidation}))
+            legacy.append(path)
+    (cache / "index.sqlite").unlink()
+    again = download_editions(sample_catalog, cache, sleep=sleeps)
+    assert len(legacy) == 11 and sum(r.stage == "cached" for r in again) == 11
+    for path in legacy:  # imported once: the JSON files are not read any more
+        path.unlink()
+    assert sum(r.stage == "cached" for r in download_editions(sample_catalog, cache, sleep=sleeps)) == 11
+
+
+def _put_many(cache_dir: str, prefix: str, n: int) -> None:
+    cache = EditionCache(Path(cache_dir))
+    edition = CatalogEdition("https://fedlex.data.admin.ch/eli/cc/1/1", "https://fedlex.data.admin.ch/eli/cc/1/1/20200101",
+                             "de", date(2020, 1, 1), None, None)
+    for i in range(n):
+        cache.put(f"https://example.invalid/{prefix}/{i}.xml", b"<akomaNtoso/>", "ab" * 32, edition)
+
+
+def test_processes_writing_the_index_at_the_same_time_lose_no_row(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_put_many, args=(str(tmp_path / "cache"), name, 60)) for name in ("a", "b", "c")]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(60)
+        assert w.exitcode == 0
+    urls = [f"https://example.invalid/{name}/{i}.xml" for name in ("a", "b", "c") for i in range(60)]
+    assert set(EditionCache(tmp_path / "cache").lookup_many(urls)) == set(urls)
