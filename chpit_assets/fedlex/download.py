@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -93,6 +94,7 @@ class EditionCache:
     """The content-addressed store and its URL index (layout in the module doc)."""
 
     TEMP_STALE_AFTER = 3600.0  # a temp file older than this belongs to a run that died
+    BATCH = 256                # index rows per transaction; an interrupted run refetches at most these
 
     def __init__(self, root: Path):
         self.root = Path(root)
@@ -100,6 +102,8 @@ class EditionCache:
         # Plain strings on the look-up path: pathlib's joins were most of a cached run's time.
         self._root = str(self.root)
         self._index = self.root / "index.sqlite"
+        self._pending: list[tuple[str, str, str, str]] = []
+        self._pending_lock = threading.Lock()
 
     def _content(self, sha256: str) -> str:
         return f"{self._root}/sha256/{sha256[:2]}/{sha256}.xml"
@@ -149,13 +153,25 @@ class EditionCache:
         return self.lookup_many([url]).get(url)
 
     def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
+        """Store an accepted file, then its index row. Rows are written in batches (`flush`): a
+        transaction per file cost a third of a full fetch."""
         path = self.content_path(sha256)
         if not path.is_file():  # same bytes from another URL: already stored
             write_atomic(path, data)
-        with self._connect() as con:
-            con.execute("INSERT OR REPLACE INTO entry VALUES (?, ?, ?, ?)",
-                        (url, sha256, edition.consolidation, edition.lang))
+        with self._pending_lock:
+            self._pending.append((url, sha256, edition.consolidation, edition.lang))
+            full = len(self._pending) >= self.BATCH
+        if full:
+            self.flush()
         return path
+
+    def flush(self) -> None:
+        """Write the index rows of the files stored since the last flush (one transaction)."""
+        with self._pending_lock:
+            rows, self._pending = self._pending, []
+        if rows:
+            with self._connect() as con:
+                con.executemany("INSERT OR REPLACE INTO entry VALUES (?, ?, ?, ?)", rows)
 
     def temp_files(self) -> list[Path]:
         return sorted(self.root.rglob(".*.tmp"))
@@ -201,10 +217,17 @@ class EditionDownloader(FedlexHttpUser):
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:
             self.cache.sweep_stale_temp()  # leftovers of a run that died while fetching
+        try:
+            self._fetch_missing(todo, missing, results, acts)
+        finally:
+            self.cache.flush()  # also on Ctrl-C: what was stored stays known
+        return results  # type: ignore[return-value]
+
+    def _fetch_missing(self, todo: list[CatalogEdition], missing: list[int], results: list, acts: dict) -> None:
         if self.concurrency == 1 or len(missing) <= 1:
             for i in missing:
                 results[i] = self._one(todo[i], acts.get(todo[i].act_eli))
-            return results  # type: ignore[return-value]
+            return
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="fedlex-download")
         futures = {i: pool.submit(self._one, todo[i], acts.get(todo[i].act_eli)) for i in missing}
         try:
@@ -215,7 +238,6 @@ class EditionDownloader(FedlexHttpUser):
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
-        return results  # type: ignore[return-value]
 
     def _known(self, edition: CatalogEdition, entry: IndexEntry | None) -> DownloadResult | None:
         """The result without fetching, when there is nothing to fetch or the cache has the file

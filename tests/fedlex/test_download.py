@@ -315,6 +315,9 @@ def _put_many(cache_dir: str, prefix: str, n: int) -> None:
                              "de", date(2020, 1, 1), None, None)
     for i in range(n):
         cache.put(f"https://example.invalid/{prefix}/{i}.xml", b"<akomaNtoso/>", "ab" * 32, edition)
+        if i % 7 == 0:  # many small transactions, so that the processes contend
+            cache.flush()
+    cache.flush()
 
 
 def test_processes_writing_the_index_at_the_same_time_lose_no_row(tmp_path):
