@@ -274,7 +274,7 @@ def _fingerprint(half: Half, core: bool, build: str) -> str | None:
     build and the rendering code. None when the change row cannot vouch for its texts."""
     if half.change.get("rendered_from") is None:
         return None
-    return f"{half.change['rendered_from']}|{half.kind}|{core:d}|{build}|{RENDER_RULES}"
+    return hashlib.md5(f"{half.change['rendered_from']}|{half.kind}|{core:d}|{build}|{RENDER_RULES}".encode()).hexdigest()
 
 
 def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:

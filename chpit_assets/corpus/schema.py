@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-SCHEMA_VERSION = 1
+import duckdb
 
 
 def stable_id(*parts: str) -> int:
@@ -39,6 +39,11 @@ point-in-time tools both pick by it."""
 
 
 DDL = """
+CREATE TABLE IF NOT EXISTS chpit_schema (         -- which DDL each part of the store was last brought to
+    name   VARCHAR PRIMARY KEY,                   -- 'corpus' (this file) | 'bench' (bench/tables.py)
+    digest VARCHAR NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS ch_act (
     act_id              BIGINT PRIMARY KEY,
     sr_number           VARCHAR NOT NULL,
@@ -102,3 +107,20 @@ CREATE TABLE IF NOT EXISTS ch_act_change (
     PRIMARY KEY (act_id, e_id, lang, new_version_id)
 );
 """
+
+
+def schema_current(con: duckdb.DuckDBPyConnection, name: str, ddl: str) -> bool:
+    """Whether the store's `name` part was last brought up to `ddl` (see `mark_schema`). Running the
+    DDL on every writable open cost 20-40 ms a step, more than some steps' work; this is one lookup.
+    Only call it where chpit_schema exists: on a writable connection, after `Store.connect`."""
+    # fetchall, not fetchone: DuckDB refuses the next statement while a result is unfinished.
+    return con.execute("SELECT digest FROM chpit_schema WHERE name = ?", [name]).fetchall() == [(_digest(ddl),)]
+
+
+def mark_schema(con: duckdb.DuckDBPyConnection, name: str, ddl: str) -> None:
+    """Record that the store's `name` part now has `ddl` applied."""
+    con.execute("INSERT OR REPLACE INTO chpit_schema VALUES (?, ?)", [name, _digest(ddl)])
+
+
+def _digest(ddl: str) -> str:
+    return hashlib.sha256(ddl.encode()).hexdigest()[:16]

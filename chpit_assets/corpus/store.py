@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from .schema import DDL
+from .schema import DDL, mark_schema, schema_current
 
 
 class StoreError(RuntimeError):
@@ -62,7 +62,7 @@ class Store:
         con = self._open(read_only)
         try:
             if not read_only:
-                con.execute(DDL)
+                _bring_up_to_date(con)
             yield con
         finally:
             con.close()
@@ -94,6 +94,18 @@ class Store:
         the same inputs is idempotent."""
         with self.transaction() as con:
             replace_rows(con, writes)
+
+
+def _bring_up_to_date(con: duckdb.DuckDBPyConnection) -> None:
+    """Apply the DDL unless the store records that it already has it (in autocommit: a failed
+    lookup, on a store from before chpit_schema, must not abort a transaction)."""
+    try:
+        current = schema_current(con, "corpus", DDL)
+    except duckdb.CatalogException:
+        current = False
+    if not current:
+        con.execute(DDL)
+        mark_schema(con, "corpus", DDL)
 
 
 def replace_rows(con: duckdb.DuckDBPyConnection, writes: list[tuple[str, str, list, pl.DataFrame]]) -> None:

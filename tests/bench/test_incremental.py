@@ -219,12 +219,21 @@ def test_a_line_missing_from_the_store_is_rendered_and_stored_again(built_once):
         == first.splitlines()
 
 
-def test_items_from_an_older_store_layout_are_rebuilt(built_once):
+OLDER_LAYOUTS = {  # how earlier versions kept item lines
+    "line in bench_item": ["DROP TABLE bench_line", "ALTER TABLE bench_item ADD COLUMN line VARCHAR"],
+    "text lines": ["DROP TABLE bench_line", "CREATE TABLE bench_line (fingerprint VARCHAR, line VARCHAR)"],
+    "keyed lines": ["DROP TABLE bench_line", "CREATE TABLE bench_line (fingerprint VARCHAR PRIMARY KEY, line BLOB)"],
+}
+
+
+@pytest.mark.parametrize("layout", OLDER_LAYOUTS)
+def test_items_from_an_older_store_layout_are_rebuilt(built_once, layout):
     store, data = built_once
     first = bench_path(data / "build", "de").read_bytes()
-    with store.transaction() as con:  # the layout before bench_line: each line in its item row
-        con.execute("DROP TABLE bench_line")
-        con.execute("ALTER TABLE bench_item ADD COLUMN line VARCHAR")
+    with store.transaction() as con:
+        for statement in OLDER_LAYOUTS[layout]:
+            con.execute(statement)
+        con.execute("DELETE FROM chpit_schema WHERE name = 'bench'")  # older versions kept no record
     update_changes(store, "de")  # the first writing step brings the builder's tables up to date
     again = _rebuild(store, data)
     assert set(again.fresh) == set(again.ids)

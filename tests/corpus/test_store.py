@@ -104,3 +104,31 @@ def test_sync_rows_refuses_a_frame_that_repeats_a_key(tmp_path):
         with store.transaction() as con:
             sync_rows(con, "ch_act_article", ["version_id", "e_id"], "true", [], frame)
     assert store.frame("SELECT count(*) AS n FROM ch_act_article")["n"][0] == 0
+
+
+def _columns(path, table: str) -> set[str]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?",
+                                          [table]).fetchall()}
+
+
+def test_the_ddl_runs_when_the_store_is_behind_it_and_only_then(tmp_path):
+    store = Store(tmp_path / "chpit.duckdb")
+    with store.connect():
+        pass
+    with duckdb.connect(str(store.path)) as con:  # a store written before title and chpit_schema existed
+        con.execute("ALTER TABLE ch_act_version DROP COLUMN title")
+        con.execute("DROP TABLE chpit_schema")
+    with store.connect():
+        pass
+    assert "title" in _columns(store.path, "ch_act_version")
+    with duckdb.connect(str(store.path)) as con:  # the record now says current: the DDL is not run again
+        con.execute("ALTER TABLE ch_act_version DROP COLUMN title")
+    with store.connect():
+        pass
+    assert "title" not in _columns(store.path, "ch_act_version")
+    with duckdb.connect(str(store.path)) as con:  # a record of another DDL: run
+        con.execute("UPDATE chpit_schema SET digest = 'older' WHERE name = 'corpus'")
+    with store.connect():
+        pass
+    assert "title" in _columns(store.path, "ch_act_version")
