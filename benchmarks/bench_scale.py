@@ -16,6 +16,8 @@
 4. P3b       one new edition of one act in every language (`append_edition`, amending the act's longest
              article so that the new change is eligible and B15 reshuffles the pool), and the same steps
              again on the same store and cache in a fresh process: what a rebuild after a Fedlex update costs.
+5. --repeat  the full build and the rebuild again, pair after pair, each full build from an empty store
+             (the catalog switched back and forth): the median ratio, since one pair's ratio is noisy.
 The scorer at 15,000 items is `benchmarks/bench_scorer.py` (the scorer engineer's); its figures are
 reported next to these in docs/benchmarks.md, not measured again here.
 """
@@ -27,6 +29,8 @@ import json
 import os
 import platform
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -101,7 +105,6 @@ def build_with_dagster(corpus: Path, executor: str) -> dict:
     """The same build as `build`, the way a user runs it: the build job per language partition and
     build_report_job, with the project's instance (dagster.yaml, SQLite in a DAGSTER_HOME of its
     own), checks included. Data in CORPUS/_dagster_<executor>."""
-    import shutil
     import warnings
 
     root = corpus / f"_dagster_{executor}"
@@ -186,6 +189,15 @@ def _markdown(meta: dict, full: dict, incremental: dict, parse_out: str) -> str:
     ])
 
 
+def _pairs_markdown(pairs: list[tuple[float, float]]) -> str:
+    rows = ["| pair | full build s | incremental s | incremental / full |", "|---|---|---|---|"]
+    rows += [f"| {n} | {f} | {i} | {i / f:.1%} |" for n, (f, i) in enumerate(pairs, 1)]
+    ratios = sorted(i / f for f, i in pairs)
+    return "\n".join(["", f"P3 / P3b repeated ({len(pairs)} pairs, each from an empty store; the first is the table above): "
+                      f"median ratio {statistics.median(ratios):.1%}, range {ratios[0]:.1%} to {ratios[-1]:.1%}.",
+                      "", *rows, ""])
+
+
 def _dagster_markdown(full: dict, incremental: dict) -> str:
     if not full:
         return ""
@@ -213,6 +225,7 @@ def main() -> int:
     parser.add_argument("--parse-acts", type=int, default=100, help="act folders timed by bench_parse.py (P2)")
     parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "synthetic",
                         help="wiped and regenerated; the build (store, cache, outputs) goes in CORPUS/_build")
+    parser.add_argument("--repeat", type=int, default=3, help="full + incremental pairs measured (the first in detail)")
     parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
     parser.add_argument("--executors", default="in_process,multiprocess",
                         help="also build through Dagster with these executors (comma-separated; empty: skip)")
@@ -259,6 +272,7 @@ def main() -> int:
                                 *map(str, folders)], check=True, capture_output=True, text=True).stdout
     print(parse_out, flush=True)
 
+    base_catalog = (corpus / "catalog.json").read_bytes()
     full = _in_fresh_process(corpus)
     print(json.dumps(full), flush=True)
     dagster_full = {e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors}
@@ -278,7 +292,19 @@ def main() -> int:
     print(json.dumps(incremental), flush=True)
     dagster_incremental = {e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors}
     print(json.dumps(dagster_incremental), flush=True)
-    text = _markdown(meta, full, incremental, parse_out) + _dagster_markdown(dagster_full, dagster_incremental)
+    # The same pair again, side by side, from an empty store each time: on a shared 2-core machine one
+    # pair's ratio moves by a quarter from run to run.
+    appended_catalog = (corpus / "catalog.json").read_bytes()
+    pairs = [(full["total_s"], incremental["total_s"])]
+    for _ in range(args.repeat - 1):
+        (corpus / "catalog.json").write_bytes(base_catalog)
+        shutil.rmtree(corpus / "_build")
+        again_full = _in_fresh_process(corpus)["total_s"]
+        (corpus / "catalog.json").write_bytes(appended_catalog)
+        pairs.append((again_full, _in_fresh_process(corpus)["total_s"]))
+        print(json.dumps(pairs[-1]), flush=True)
+    text = (_markdown(meta, full, incremental, parse_out) + _pairs_markdown(pairs)
+            + _dagster_markdown(dagster_full, dagster_incremental))
     print(text)
     if args.write:
         with args.write.open("a", encoding="utf-8") as fh:

@@ -154,7 +154,7 @@ class EditionCache:
 
     def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
         """Store an accepted file, then its index row. Rows are written in batches (`flush`): a
-        transaction per file cost a third of a full fetch."""
+        transaction per file made a full fetch a fifth slower."""
         path = self.content_path(sha256)
         if not path.is_file():  # same bytes from another URL: already stored
             write_atomic(path, data)
