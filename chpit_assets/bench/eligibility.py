@@ -155,10 +155,10 @@ class Eligibility:
         }
 
 
-class _Texts:
-    """normalise and units (S1, S2) per distinct text, memoised for one evaluation: every middle
-    edition's article text is the new side of one change and the old side of the next, and B4,
-    B5 and both halves of B12 look at the same two texts."""
+class TextMemo:
+    """normalise and units (S1, S2) per distinct text, memoised for one evaluation or one check:
+    every middle edition's article text is the new side of one change and the old side of the next,
+    and B4, B5 and both halves of B12 (the two items of a change) look at the same two texts."""
 
     def __init__(self) -> None:
         self._norm: dict[str, str] = {}
@@ -181,8 +181,8 @@ class _Texts:
 
 
 def has_discriminating_unit(gold: str, other: str) -> bool:
-    """B12 for one pair of texts (the asset check's recomputation)."""
-    return _Texts().discriminates(gold, other)
+    """B12 for one pair of texts."""
+    return TextMemo().discriminates(gold, other)
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ class TextOutcome:
     after_ok: bool
 
 
-def _text_outcome(old: str, new: str, texts: _Texts) -> TextOutcome:
+def _text_outcome(old: str, new: str, texts: TextMemo) -> TextOutcome:
     old_norm, new_norm = texts.norm(old), texts.norm(new)
     if len(old_norm) < MIN_TEXT_LEN or len(new_norm) < MIN_TEXT_LEN or old_norm == new_norm:
         return TextOutcome(True, False, False)
@@ -207,7 +207,7 @@ def _text_outcome(old: str, new: str, texts: _Texts) -> TextOutcome:
 TEXT_RULES = hashlib.sha256(
     str(MIN_TEXT_LEN).encode()
     + Path(chpit_scorer.text.__file__).read_bytes()
-    + inspect.getsource(_Texts).encode()
+    + inspect.getsource(TextMemo).encode()
     + inspect.getsource(_text_outcome).encode()
 ).hexdigest()[:16]
 
@@ -258,7 +258,7 @@ def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...
     cursor = con.execute(_CANDIDATES_SQL, {"lang": lang, "rules": TEXT_RULES})
     columns = [d[0] for d in cursor.description]
     candidates = [dict(zip(columns, row)) for row in cursor.fetchall()]
-    texts = _Texts()
+    texts = TextMemo()
     skips = dict.fromkeys(SKIP_REASONS, 0)
     halves_dropped = computed = 0
     rows = []

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import date
 
-from .eligibility import has_discriminating_unit
+from .eligibility import TextMemo
 from .items import change_key
 
 
@@ -38,8 +38,10 @@ def misdated(items: Sequence[Mapping]) -> list[str]:
 
 
 def without_discriminating_unit(items: Sequence[Mapping]) -> list[str]:
-    """B12: the gold text has a unit the distractor's normalised text does not contain."""
-    return [i["id"] for i in items if not has_discriminating_unit(i["gold"]["text"], i["distractor"]["text"])]
+    """B12: the gold text has a unit the distractor's normalised text does not contain (one memo for
+    the whole set: a change's two items, and neighbouring changes, share their texts)."""
+    texts = TextMemo()
+    return [i["id"] for i in items if not texts.discriminates(i["gold"]["text"], i["distractor"]["text"])]
 
 
 def over_cap(items: Sequence[Mapping], frozen: Sequence[Mapping], item_cap: int, per_act_cap: int) -> list[str]:
