@@ -4,8 +4,8 @@ One set of definitions serves a laptop and a worker fleet. Runs execute their st
 run's own process unless their run config says otherwise: a run's steps are a chain (one
 language partition: catalog -> files -> articles -> changes -> items -> core), its writers take
 the duckdb_writer slot one at a time anyway, and parallelism comes from running partitions as
-separate runs. A process per step cost about 2 s of start-up each, ten times the work of a
-nightly rebuild after one new edition (docs/benchmarks.md). `multiprocess` is still there for
+separate runs. A process per step costs about 2 s of start-up each: it made a rebuild after one
+new edition almost seven times slower at CH-PiT scale (docs/benchmarks.md). `multiprocess` is still there for
 runs that want step isolation, and
 
     execution:

@@ -1,6 +1,6 @@
 """The code location's executor runs a run's steps in the run's own process unless run config asks
-for another mode: a process per step cost about ten times the work of a rebuild after one new
-edition (docs/benchmarks.md)."""
+for another mode: a process per step made a rebuild after one new edition almost seven times
+slower (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
