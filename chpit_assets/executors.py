@@ -5,8 +5,8 @@ run's own process unless their run config says otherwise: a run's steps are a ch
 language partition: catalog -> files -> articles -> changes -> items -> core), its writers take
 the duckdb_writer slot one at a time anyway, and parallelism comes from running partitions as
 separate runs. A process per step costs about 2 s of start-up each: it made a rebuild after one
-new edition almost seven times slower at CH-PiT scale (docs/benchmarks.md). `multiprocess` is still there for
-runs that want step isolation, and
+new edition almost seven times slower at CH-PiT scale (docs/benchmarks.md). `multiprocess` is
+still there for runs that want step isolation, and
 
     execution:
       config:

@@ -180,11 +180,6 @@ class TextMemo:
         return any(u not in other_norm for u in self.units(gold))
 
 
-def has_discriminating_unit(gold: str, other: str) -> bool:
-    """B12 for one pair of texts."""
-    return TextMemo().discriminates(gold, other)
-
-
 @dataclass(frozen=True)
 class TextOutcome:
     """B4/B5 and B12 of one (old text, new text) pair: all a change's eligibility needs from its texts."""

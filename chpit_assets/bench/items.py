@@ -167,11 +167,6 @@ def _item(half: Half, lang: str, build: str) -> dict:
     }
 
 
-def halves(ch: dict, lang: str, build: str) -> list[dict]:
-    """The change's items (B13)."""
-    return [_item(half, lang, build) for half in _halves(ch, lang)]
-
-
 def change_key(act_id: int, e_id: str, change_date: date | str) -> tuple[int, str, str]:
     return (int(act_id), e_id, str(change_date))
 
@@ -248,7 +243,7 @@ def update_items(store: Store, build_dir: Path | str, lang: str, settings: Build
     rows in the same transaction (it holds the writer pool), then the file."""
     frozen = load_frozen(frozen_dir, lang)
     with store.transaction() as con:
-        require_tables(con, "bench_items")
+        require_tables(con, "bench_items")  # before ensure_tables, which would create them empty
         ensure_tables(con)  # brings a store built by an older version up to date
         result = _build_items(con, lang, settings, frozen)
         result.stats["frozen_dir"] = str(frozen_dir)  # where the checks find the record again
@@ -259,6 +254,7 @@ def update_items(store: Store, build_dir: Path | str, lang: str, settings: Build
 def build_items(store: Store, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
     """The language's full item set from `bench_eligible` and its frozen record (read-only)."""
     with store.connect(read_only=True) as con:
+        require_tables(con, "bench_items")
         return _build_items(con, lang, settings, frozen)
 
 
@@ -278,7 +274,6 @@ def _fingerprint(half: Half, core: bool, build: str) -> str | None:
 
 
 def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
-    require_tables(con, "bench_items")
     # Plain tuples from the cursor, not .pl().iter_rows(): one Python dict per change either way.
     cursor = con.execute(_CHANGES_SQL, {"lang": lang})
     columns = [d[0] for d in cursor.description]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chpit_assets.bench.eligibility import has_discriminating_unit
+from chpit_assets.bench.eligibility import TextMemo
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import (
@@ -50,7 +50,7 @@ def test_dsg_art_24_pure_addition_gives_only_the_after_item(sample_build):
     assert item["question"] == "Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung?"
     assert "5bis" in item["gold"]["text"] and "5bis" not in item["distractor"]["text"]
     # The before half: every unit of the old text is contained in the new one (B12).
-    assert not has_discriminating_unit(item["distractor"]["text"], item["gold"]["text"])
+    assert not TextMemo().discriminates(item["distractor"]["text"], item["gold"]["text"])
 
 
 def test_dsg_footnote_only_edition_yields_no_modified_article(sample_build):
