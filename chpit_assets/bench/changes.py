@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from chpit_assets.corpus.store import Store, replace_rows, sync_rows
+from chpit_assets.corpus.store import Store, registered, replace_rows, sync_rows
 
 from .tables import ensure_tables
 
@@ -100,11 +100,8 @@ def update_changes(store: Store, lang: str) -> ChangeBuild:
         ).pl()
         kept = current.join(stored, on=["act_id", "fingerprint"], how="semi").select("act_id")
         todo = current.join(kept, on="act_id", how="anti").select("act_id")
-        con.register("_acts", todo)
-        try:
+        with registered(con, "_acts", todo):
             computed = con.sql(_CHANGES_SQL, params={"lang": lang}).pl()
-        finally:
-            con.unregister("_acts")
         # Rows of every act not kept go: recomputed acts get theirs back, acts without a parsed
         # edition any more simply disappear.
         replace_rows(con, [

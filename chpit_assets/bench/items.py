@@ -13,15 +13,15 @@ import json
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
-from functools import cached_property
 from datetime import date, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
 import duckdb
 import polars as pl
 
-from chpit_assets.corpus.store import Store, replace_rows
+from chpit_assets.corpus.store import Store, registered, replace_rows
 
 from ..files import write_atomic
 from .core_split import CORE_SIZE, CoreSplit, select_core
@@ -336,14 +336,11 @@ def _with_texts(con: duckdb.DuckDBPyConnection, lang: str, items: list[dict]) ->
     if not items:
         return
     wanted = {(e["version_id"], i["e_id"]) for i in items for e in (i["gold"], i["distractor"])}
-    con.register("_wanted", pl.DataFrame(list(wanted), schema={"version_id": pl.Int64, "e_id": pl.String},
-                                         orient="row"))
-    try:
+    keys = pl.DataFrame(list(wanted), schema={"version_id": pl.Int64, "e_id": pl.String}, orient="row")
+    with registered(con, "_wanted", keys):
         texts = {(v, e): t for v, e, t in con.execute(
             "SELECT a.version_id, a.e_id, a.text FROM ch_act_article a JOIN _wanted w USING (version_id, e_id)"
         ).fetchall()}
-    finally:
-        con.unregister("_wanted")
     for item in items:
         for side in ("gold", "distractor"):
             edition = item[side]
@@ -403,12 +400,9 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
     rendered = [n for n, i in enumerate(result.ids) if i in result.fresh]
     lines = pl.DataFrame({"fingerprint": [result.fingerprints[n] for n in rendered],
                           "line": [result.lines[n] for n in rendered]}, schema={"fingerprint": pl.String, "line": pl.Binary})
-    con.register("_lines", lines.unique("fingerprint"))
-    try:
+    with registered(con, "_lines", lines.unique("fingerprint")):
         con.execute("INSERT INTO bench_line SELECT fingerprint, line FROM _lines "
                     "WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_line)")
-    finally:
-        con.unregister("_lines")
     _collect_lines(con)
 
 

@@ -22,7 +22,7 @@ from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
 from chpit_assets.markdown import table
 
 from .schema import act_id_for, version_id_for
-from .store import Store, insert, sync_rows
+from .store import Store, insert, registered, sync_rows
 
 PARSED = "parsed"
 # "Datenschutzgesetz, DSG" -> "DSG": the last comma-separated part of a title's final parenthesis.
@@ -224,13 +224,13 @@ def _upsert_acts(con, rows: list[dict], lang: str) -> None:
     if not rows:
         return
     columns = list(rows[0])
-    con.register("_acts", pl.DataFrame(rows, schema={c: ACT_SCHEMA[c] for c in columns}, orient="row"))
     updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("act_id", "eli"))
     cols = ", ".join(columns)
-    # Only the rows that differ: an upsert of every act rewrote the whole table at each checkpoint.
-    con.execute(f"INSERT INTO ch_act ({cols}) SELECT {cols} FROM (SELECT {cols} FROM _acts EXCEPT SELECT {cols} FROM ch_act) "
-                f"ON CONFLICT (act_id) DO UPDATE SET {updates}")
-    con.unregister("_acts")
+    with registered(con, "_acts", pl.DataFrame(rows, schema={c: ACT_SCHEMA[c] for c in columns}, orient="row")):
+        # Only the rows that differ: an upsert of every act rewrote the whole table at each checkpoint.
+        con.execute(f"INSERT INTO ch_act ({cols}) SELECT {cols} FROM "
+                    f"(SELECT {cols} FROM _acts EXCEPT SELECT {cols} FROM ch_act) "
+                    f"ON CONFLICT (act_id) DO UPDATE SET {updates}")
 
 
 def _act_rows(

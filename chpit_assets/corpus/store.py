@@ -130,8 +130,7 @@ def sync_rows(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], wh
         # Delete-and-insert would fail on the key; the set difference below would quietly keep one.
         raise StoreError(f"write to {table} refused, nothing changed: {repeated.height} rows repeat a key "
                          f"({keys}), e.g. {repeated.select(key).row(0)}")
-    con.register("_incoming", frame)
-    try:
+    with registered(con, "_incoming", frame):
         con.execute(
             f"DELETE FROM {table} WHERE {where} AND ({keys}) IN (SELECT {keys} FROM "
             f"(SELECT {cols} FROM {table} WHERE {where} EXCEPT SELECT {cols} FROM _incoming))",
@@ -142,14 +141,21 @@ def sync_rows(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], wh
             f"WHERE ({keys}) NOT IN (SELECT {keys} FROM {table} WHERE {where})",
             params,
         )
-    finally:
-        con.unregister("_incoming")
 
 
 def insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     """Insert a frame's rows into `table`, matching columns by name."""
     if frame.height:
-        con.register("_incoming", frame)
         cols = ", ".join(frame.columns)
-        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming")
-        con.unregister("_incoming")
+        with registered(con, "_incoming", frame):
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _incoming")
+
+
+@contextmanager
+def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Iterator[None]:
+    """`frame` visible to the block's queries as the view `name`, and gone afterwards. Not unregistered
+    when the block fails: a failed statement has aborted the transaction, unregistering would raise
+    over the real error, and the connection is closed with the rollback anyway."""
+    con.register(name, frame)
+    yield
+    con.unregister(name)

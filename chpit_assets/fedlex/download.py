@@ -148,10 +148,6 @@ class EditionCache:
         return {url: IndexEntry(url, sha, cons, lang) for url, sha, cons, lang in rows
                 if url in wanted and os.path.isfile(self._content(sha))}
 
-    def lookup(self, url: str) -> IndexEntry | None:
-        """The entry for `url` whose content file is present, or None."""
-        return self.lookup_many([url]).get(url)
-
     def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
         """Store an accepted file, then its index row. Rows are written in batches (`flush`): a
         transaction per file made a full fetch a fifth slower."""
