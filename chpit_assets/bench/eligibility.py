@@ -24,20 +24,21 @@ builder and have no name there; they are zero on a federal, Fedlex-XML-only stor
 and are named here so that no exclusion is silent. B14's `capped` is counted by
 `items.select_changes`.
 
-Incremental: rules 1-7 are cheap and re-run on every change each build (they read the
-act, its abbreviation and the editions' metadata, any of which can change without an
-edition changing). Rules 8-9 normalise and split both texts and depend on nothing else,
-so their outcome is kept per (md5 of the old text, md5 of the new text) in
-`bench_text_check` and only pairs not seen in the previous build are computed. md5, not
-sha256: the digest only tells unchanged texts apart (no adversary picks Fedlex's wording), and
-hashing every considered change's two texts with sha256 was a third of the candidate query.
+Incremental: every rule looks at one act's rows only (its ch_act_change rows, its act row
+and chosen abbreviation, its editions' metadata and article texts), so the outcome is kept per
+act in `bench_act_eligibility` with a fingerprint of all of that (`_ACT_FINGERPRINTS_SQL`),
+together with the rules' own code and the selected sources. A rebuild evaluates only the acts
+whose fingerprint changed, or cannot be formed (an edition without the sha256 and parser
+version that vouch for its articles), and keeps the rest's eligible rows and counts: after one
+new edition that is one act of a thousand, where evaluating them all (reading and normalising
+every modified article's two texts) was most of a rebuild's eligibility step.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +47,7 @@ import polars as pl
 
 import chpit_scorer.text
 from chpit_assets.corpus.schema import ALIAS_PREFERENCE
-from chpit_assets.corpus.store import Store, replace_rows, sync_rows
+from chpit_assets.corpus.store import Store, article_texts, registered, replace_rows, sync_rows
 from chpit_scorer import normalise, units
 
 from .tables import require_tables
@@ -67,55 +68,84 @@ SKIP_REASONS: tuple[str, ...] = (
 
 DEFAULT_SOURCES: tuple[str, ...] = ("fedlex",)
 
-# One row per considered change with everything B1-B12 look at. The abbreviation
-# is resolved by act_id, never by SR number alone (two acts can share one). B4/B5/B12
-# depend on the two article texts alone, so their outcome is looked up in
-# bench_text_check by the texts' md5 (under the current TEXT_RULES), and the texts
-# themselves are only fetched where it is not known yet.
+_ALIAS_SQL = f"""
+    SELECT act_id, arg_min(abbr, ({ALIAS_PREFERENCE})) AS abbr
+    FROM ch_act_alias WHERE lang = $lang GROUP BY act_id
+"""
+
+# One row per considered change of the acts in `_acts` with everything B1-B11 look at. The
+# abbreviation is resolved by act_id, never by SR number alone (two acts can share one). Texts
+# (B4, B5, B12) are fetched afterwards for the changes that pass: `arts` narrows the article
+# table to the acts' editions first, and leaving the texts out of the join keeps DuckDB from
+# hashing every article's text to evaluate one act.
 _CANDIDATES_SQL = f"""
 WITH c AS (
     SELECT ch.act_id, ch.e_id, ch.old_version_id, ch.new_version_id, ch.date_applicability AS change_date
     FROM ch_act_change ch JOIN ch_act a USING (act_id)
     WHERE ch.lang = $lang AND ch.change_type = 'modified' AND a.enforcement_status = 0
+      AND ch.act_id IN (SELECT act_id FROM _acts)
+),
+arts AS (
+    SELECT version_id, e_id, article_number FROM ch_act_article
+    WHERE version_id IN (SELECT version_id FROM ch_act_version
+                         WHERE lang = $lang AND act_id IN (SELECT act_id FROM _acts))
 ),
 nums AS (
-    SELECT version_id, article_number, count(*) AS n FROM ch_act_article
+    SELECT version_id, article_number, count(*) AS n FROM arts
     WHERE article_number IS NOT NULL
-      AND version_id IN (SELECT old_version_id FROM c UNION SELECT new_version_id FROM c)
     GROUP BY version_id, article_number
 ),
-alias AS (
-    SELECT act_id, arg_min(abbr, ({ALIAS_PREFERENCE})) AS abbr
-    FROM ch_act_alias WHERE lang = $lang GROUP BY act_id
-),
-texts AS (
-    SELECT c.*, oa.article_number AS old_number, na.article_number AS new_number,
-           oa.text AS old_text, na.text AS new_text, md5(oa.text) AS old_sha, md5(na.text) AS new_sha
-    FROM c
-    JOIN ch_act_article oa ON oa.version_id = c.old_version_id AND oa.e_id = c.e_id
-    JOIN ch_act_article na ON na.version_id = c.new_version_id AND na.e_id = c.e_id
-)
+alias AS ({_ALIAS_SQL})
 SELECT
-    t.act_id, t.e_id, t.old_version_id, t.new_version_id, t.change_date, a.sr_number, a.jurisdiction,
+    c.act_id, c.e_id, c.old_version_id, c.new_version_id, c.change_date, a.sr_number, a.jurisdiction,
     CASE WHEN $lang = 'de' THEN nullif(trim(a.abbreviation), '') ELSE alias.abbr END AS abbreviation,
     ov.source AS old_source, nv.source AS new_source, ov.stage AS old_stage, nv.stage AS new_stage,
-    ov.date_end_applicability AS old_end, t.old_number, t.new_number, t.old_sha, t.new_sha,
-    k.identical_or_short AS known_identical_or_short, k.before_ok AS known_before_ok, k.after_ok AS known_after_ok,
-    CASE WHEN k.lang IS NULL THEN t.old_text END AS old_text,
-    CASE WHEN k.lang IS NULL THEN t.new_text END AS new_text,
+    ov.date_end_applicability AS old_end, oa.article_number AS old_number, na.article_number AS new_number,
     -- Another e_id with the same number in either edition (own row counts once in each; a number
     -- that differs between the editions is ambiguous anyway, see _reason).
     coalesce(onum.n, 0) > 1 OR coalesce(nnum.n, 0) > 1 AS number_shared
-FROM texts t
+FROM c
+JOIN arts oa ON oa.version_id = c.old_version_id AND oa.e_id = c.e_id
+JOIN arts na ON na.version_id = c.new_version_id AND na.e_id = c.e_id
 JOIN ch_act a USING (act_id)
-JOIN ch_act_version ov ON ov.version_id = t.old_version_id
-JOIN ch_act_version nv ON nv.version_id = t.new_version_id
-LEFT JOIN nums onum ON onum.version_id = t.old_version_id AND onum.article_number = t.new_number
-LEFT JOIN nums nnum ON nnum.version_id = t.new_version_id AND nnum.article_number = t.new_number
-LEFT JOIN alias ON alias.act_id = t.act_id
-LEFT JOIN bench_text_check k
-       ON k.lang = $lang AND k.rules = $rules AND k.old_sha = t.old_sha AND k.new_sha = t.new_sha
-ORDER BY t.act_id, t.e_id, t.change_date, t.new_version_id
+JOIN ch_act_version ov ON ov.version_id = c.old_version_id
+JOIN ch_act_version nv ON nv.version_id = c.new_version_id
+LEFT JOIN nums onum ON onum.version_id = c.old_version_id AND onum.article_number = na.article_number
+LEFT JOIN nums nnum ON nnum.version_id = c.new_version_id AND nnum.article_number = na.article_number
+LEFT JOIN alias ON alias.act_id = c.act_id
+ORDER BY c.act_id, c.e_id, c.change_date, c.new_version_id
+"""
+
+# One fingerprint per act with a modified change in the language: everything `_CANDIDATES_SQL`
+# reads about it. The parsed editions' sha256 and parser version stand for their articles (ingest
+# rewrites an edition's articles only when one of them changes; an edition that is not parsed
+# has none, and its stage is in the list); bench_act_fingerprint stands
+# for the act's ch_act_change rows (act_changes writes both together). NULL, and so evaluated
+# every build, where an edition cannot vouch for its articles or the act's changes have no
+# fingerprint. to_json keeps NULL apart from any string.
+_ACT_FINGERPRINTS_SQL = f"""
+WITH acts AS (
+    SELECT DISTINCT act_id FROM ch_act_change WHERE lang = $lang AND change_type = 'modified'
+),
+editions AS (
+    SELECT act_id, bool_and(stage <> 'parsed' OR (sha256 IS NOT NULL AND parser_version IS NOT NULL)) AS vouched,
+           to_json(list([version_id::VARCHAR, date_applicability::VARCHAR, date_end_applicability::VARCHAR,
+                         source, stage, sha256, parser_version] ORDER BY version_id)) AS editions
+    FROM ch_act_version WHERE lang = $lang AND act_id IN (SELECT act_id FROM acts)
+    GROUP BY act_id
+),
+alias AS ({_ALIAS_SQL})
+SELECT acts.act_id,
+       CASE WHEN e.vouched AND f.fingerprint IS NOT NULL THEN
+           md5(to_json([$rules::VARCHAR, a.sr_number, a.jurisdiction, a.enforcement_status::VARCHAR, a.abbreviation,
+                        alias.abbr, f.fingerprint, e.editions::VARCHAR]))
+       END AS fingerprint
+FROM acts
+JOIN ch_act a USING (act_id)
+JOIN editions e USING (act_id)
+LEFT JOIN alias USING (act_id)
+LEFT JOIN bench_act_fingerprint f ON f.lang = $lang AND f.act_id = acts.act_id
+ORDER BY acts.act_id
 """
 
 ELIGIBLE_SCHEMA = {
@@ -125,9 +155,9 @@ ELIGIBLE_SCHEMA = {
     "after_ok": pl.Boolean,
 }
 
-TEXT_CHECK_SCHEMA = {
-    "lang": pl.String, "old_sha": pl.String, "new_sha": pl.String, "rules": pl.String,
-    "identical_or_short": pl.Boolean, "before_ok": pl.Boolean, "after_ok": pl.Boolean,
+ACT_OUTCOME_SCHEMA = {
+    "lang": pl.String, "act_id": pl.Int64, "fingerprint": pl.String, "considered": pl.Int64,
+    "halves_dropped": pl.Int64, "skips": pl.String,
 }
 
 
@@ -139,11 +169,11 @@ class Eligibility:
     skips: dict[str, int]
     halves_dropped_no_discriminating_unit: int
     eligible: pl.DataFrame = field(repr=False)
-    # The B4/B5/B12 outcome of every distinct text pair this evaluation looked at (the next
-    # build's cache), and how many of them were not in the previous build's and were computed.
-    # Not in stats(): the counts a build reports must not depend on what was cached.
-    text_checks: pl.DataFrame = field(repr=False)
-    text_checks_computed: int = 0
+    # Per act with a modified change: its fingerprint and counts (skips as JSON), the next build's
+    # starting point, and how many acts this evaluation computed rather than kept. Not in stats():
+    # the counts a build reports must not depend on what was kept.
+    act_outcomes: pl.DataFrame = field(repr=False)
+    acts_recomputed: int = 0
 
     def stats(self) -> dict:
         return {
@@ -197,13 +227,12 @@ def _text_outcome(old: str, new: str, texts: TextMemo) -> TextOutcome:
     return TextOutcome(False, texts.discriminates(old, new), texts.discriminates(new, old))
 
 
-# What a cached TextOutcome was computed with: the floor, the scorer's normalise/units (its
-# text module) and the code above. Any change to them invalidates every bench_text_check row.
-TEXT_RULES = hashlib.sha256(
+# What a kept outcome was computed with: the floor, the scorer's normalise/units (its text module),
+# the queries and the code of this module. Any change to them re-evaluates every act.
+RULES = hashlib.sha256(
     str(MIN_TEXT_LEN).encode()
     + Path(chpit_scorer.text.__file__).read_bytes()
-    + inspect.getsource(TextMemo).encode()
-    + inspect.getsource(_text_outcome).encode()
+    + Path(__file__).read_bytes()
 ).hexdigest()[:16]
 
 
@@ -242,7 +271,7 @@ def evaluate(store: Store, lang: str, sources: tuple[str, ...] = DEFAULT_SOURCES
 
 
 def write_eligible(store: Store, result: Eligibility) -> None:
-    """Replace the language's eligible set, its counts and its text-check cache atomically."""
+    """Replace the language's eligible set, its per-act outcomes and its counts atomically."""
     with store.transaction() as con:
         _write(con, result)
 
@@ -250,65 +279,86 @@ def write_eligible(store: Store, result: Eligibility) -> None:
 def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...]) -> Eligibility:
     sources = tuple(sorted(set(sources)))
     require_tables(con, "eligible_changes")
-    cursor = con.execute(_CANDIDATES_SQL, {"lang": lang, "rules": TEXT_RULES})
-    columns = [d[0] for d in cursor.description]
-    candidates = [dict(zip(columns, row)) for row in cursor.fetchall()]
-    texts = TextMemo()
+    current = con.sql(_ACT_FINGERPRINTS_SQL, params={"lang": lang, "rules": f"{RULES}:{','.join(sources)}"}).pl()
+    stored = con.sql("SELECT * FROM bench_act_eligibility WHERE lang = ? AND fingerprint IS NOT NULL",
+                     params=[lang]).pl()
+    kept = stored.join(current, on=["act_id", "fingerprint"], how="semi")
+    todo = current.join(kept, on="act_id", how="anti")
+    with registered(con, "_acts", todo.select("act_id")), registered(con, "_kept", kept.select("act_id")):
+        cursor = con.execute(_CANDIDATES_SQL, {"lang": lang})
+        columns = [d[0] for d in cursor.description]
+        candidates = [dict(zip(columns, row)) for row in cursor.fetchall()]
+        for row in candidates:
+            row["reason"] = _reason(row, sources)
+        texts = article_texts(con, ((row[f"{side}_version_id"], row["e_id"]) for row in candidates
+                                    if row["reason"] is None for side in ("old", "new")))
+        kept_rows = con.sql(f"SELECT {', '.join(ELIGIBLE_SCHEMA)} FROM bench_eligible "
+                            "WHERE lang = ? AND act_id IN (SELECT act_id FROM _kept)", params=[lang]).pl()
+    computed = _outcomes(candidates, texts, lang, dict(todo.iter_rows()))
+    outcomes = pl.concat([kept, computed.acts], how="vertical_relaxed").sort("act_id")
     skips = dict.fromkeys(SKIP_REASONS, 0)
-    halves_dropped = computed = 0
+    for act_skips in outcomes["skips"]:
+        for reason, n in json.loads(act_skips).items():
+            skips[reason] += n
+    return Eligibility(
+        lang=lang,
+        sources=sources,
+        changes_considered=int(outcomes["considered"].sum()),
+        skips=skips,
+        halves_dropped_no_discriminating_unit=int(outcomes["halves_dropped"].sum()),
+        eligible=pl.concat([kept_rows.cast(ELIGIBLE_SCHEMA), computed.eligible]).sort(
+            ["act_id", "e_id", "change_date", "new_version_id"]),
+        act_outcomes=outcomes,
+        acts_recomputed=todo.height,
+    )
+
+
+@dataclass(frozen=True)
+class _Computed:
+    acts: pl.DataFrame       # ACT_OUTCOME_SCHEMA, one row per act evaluated
+    eligible: pl.DataFrame   # ELIGIBLE_SCHEMA
+
+
+def _outcomes(candidates: list[dict], texts: dict[tuple[int, str], str], lang: str,
+              fingerprints: dict[int, str | None]) -> _Computed:
+    """B4-B12 over the candidates of the acts in `fingerprints`, whose rules before B4 (`reason`)
+    are applied and whose texts are in `texts` where they passed (both article rows exist: the
+    candidates are joined on them). An act without candidates (not in force) still gets its row
+    of zeros."""
+    memo = TextMemo()
+    counts = {act_id: (Counter(), [0, 0]) for act_id in fingerprints}   # skips; considered, halves dropped
     rows = []
-    checks: dict[tuple[str, str], TextOutcome] = {}
     for row in candidates:
-        reason = _reason(row, sources)
+        act_skips, tally = counts[row["act_id"]]
+        tally[0] += 1
+        reason = row["reason"]
         if reason is None:
-            key = (row["old_sha"], row["new_sha"])
-            if key not in checks:
-                if row["known_identical_or_short"] is None:
-                    checks[key] = _text_outcome(row["old_text"], row["new_text"], texts)
-                    computed += 1
-                else:
-                    checks[key] = TextOutcome(
-                        row["known_identical_or_short"], row["known_before_ok"], row["known_after_ok"])
-            outcome = checks[key]
+            outcome = _text_outcome(texts[(row["old_version_id"], row["e_id"])],
+                                    texts[(row["new_version_id"], row["e_id"])], memo)
             if outcome.identical_or_short:
                 reason = "identical_or_short"
             elif not (outcome.before_ok or outcome.after_ok):
                 reason = "no_discriminating_unit"
             else:
-                halves_dropped += (not outcome.before_ok) + (not outcome.after_ok)
-                rows.append({
-                    "lang": lang, "act_id": row["act_id"], "e_id": row["e_id"],
-                    "old_version_id": row["old_version_id"], "new_version_id": row["new_version_id"],
-                    "change_date": row["change_date"], "sr_number": row["sr_number"],
-                    "abbreviation": row["abbreviation"], "article_number": row["new_number"],
-                    "before_ok": outcome.before_ok, "after_ok": outcome.after_ok,
-                })
+                tally[1] += (not outcome.before_ok) + (not outcome.after_ok)
+                rows.append((lang, row["act_id"], row["e_id"], row["old_version_id"], row["new_version_id"],
+                             row["change_date"], row["sr_number"], row["abbreviation"], row["new_number"],
+                             outcome.before_ok, outcome.after_ok))
                 continue
-        skips[reason] += 1
-    return Eligibility(
-        lang=lang,
-        sources=sources,
-        changes_considered=len(candidates),
-        skips=skips,
-        halves_dropped_no_discriminating_unit=halves_dropped,
-        eligible=pl.DataFrame(rows, schema=ELIGIBLE_SCHEMA),
-        text_checks=pl.DataFrame(
-            # Tuples in TEXT_CHECK_SCHEMA's order, not asdict(): the recursive copy cost more than the rest.
-            [(lang, o, n, TEXT_RULES, c.identical_or_short, c.before_ok, c.after_ok) for (o, n), c in checks.items()],
-            schema=TEXT_CHECK_SCHEMA, orient="row",
-        ),
-        text_checks_computed=computed,
-    )
+        act_skips[reason] += 1
+    acts = [(lang, act_id, fingerprints[act_id], tally[0], tally[1], json.dumps(dict(sorted(act_skips.items()))))
+            for act_id, (act_skips, tally) in counts.items()]
+    return _Computed(pl.DataFrame(acts, schema=ACT_OUTCOME_SCHEMA, orient="row"),
+                     pl.DataFrame(rows, schema=ELIGIBLE_SCHEMA, orient="row"))
 
 
 def _write(con: duckdb.DuckDBPyConnection, result: Eligibility) -> None:
-    """The language's rows: eligible set, counts, and the text-check cache, which keeps exactly
-    this build's pairs so that it never outgrows the change table. Only rows that differ are
+    """The language's rows: eligible set, per-act outcomes and counts. Only rows that differ are
     touched (`sync_rows`): one new edition changes a few of a language's thousands."""
     lang = result.lang
     stats = pl.DataFrame(
         {"lang": [lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats(), sort_keys=True)]}
     )
     sync_rows(con, "bench_eligible", ["lang", "act_id", "e_id", "new_version_id"], "lang = ?", [lang], result.eligible)
-    sync_rows(con, "bench_text_check", ["lang", "old_sha", "new_sha"], "lang = ?", [lang], result.text_checks)
+    sync_rows(con, "bench_act_eligibility", ["lang", "act_id"], "lang = ?", [lang], result.act_outcomes)
     replace_rows(con, [("bench_stats", "lang = ? AND step = 'eligible_changes'", [lang], stats)])

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import duckdb
 import polars as pl
 
-from chpit_assets.corpus.store import Store, registered, replace_rows
+from chpit_assets.corpus.store import Store, article_texts, registered, replace_rows
 
 from ..files import write_atomic
 from .core_split import CORE_SIZE, CoreSplit, select_core
@@ -335,12 +335,7 @@ def _with_texts(con: duckdb.DuckDBPyConnection, lang: str, items: list[dict]) ->
     """Fill the gold and distractor texts of `items` from ch_act_article."""
     if not items:
         return
-    wanted = {(e["version_id"], i["e_id"]) for i in items for e in (i["gold"], i["distractor"])}
-    keys = pl.DataFrame(list(wanted), schema={"version_id": pl.Int64, "e_id": pl.String}, orient="row")
-    with registered(con, "_wanted", keys):
-        texts = {(v, e): t for v, e, t in con.execute(
-            "SELECT a.version_id, a.e_id, a.text FROM ch_act_article a JOIN _wanted w USING (version_id, e_id)"
-        ).fetchall()}
+    texts = article_texts(con, ((e["version_id"], i["e_id"]) for i in items for e in (i["gold"], i["distractor"])))
     for item in items:
         for side in ("gold", "distractor"):
             edition = item[side]

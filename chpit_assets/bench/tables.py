@@ -73,15 +73,14 @@ CREATE TABLE IF NOT EXISTS bench_act_fingerprint (  -- what ch_act_change was la
     PRIMARY KEY (lang, act_id)
 );
 
-CREATE TABLE IF NOT EXISTS bench_text_check (  -- B4/B5/B12 outcome per pair of article texts, by content
-    lang               VARCHAR NOT NULL,
-    old_sha            VARCHAR NOT NULL,       -- md5 of the old edition's article text (eligibility.py)
-    new_sha            VARCHAR NOT NULL,
-    rules              VARCHAR NOT NULL,       -- eligibility.TEXT_RULES when computed
-    identical_or_short BOOLEAN NOT NULL,
-    before_ok          BOOLEAN NOT NULL,
-    after_ok           BOOLEAN NOT NULL,
-    PRIMARY KEY (lang, old_sha, new_sha)
+CREATE TABLE IF NOT EXISTS bench_act_eligibility (  -- eligible_changes' outcome per act, and what from
+    lang           VARCHAR NOT NULL,
+    act_id         BIGINT NOT NULL,
+    fingerprint    VARCHAR,                    -- eligibility._ACT_FINGERPRINTS_SQL; NULL: evaluated every build
+    considered     BIGINT NOT NULL,            -- the act's modified changes in force
+    halves_dropped BIGINT NOT NULL,            -- B12 halves dropped from eligible changes
+    skips          VARCHAR NOT NULL,           -- JSON {reason: changes} of the excluded ones
+    PRIMARY KEY (lang, act_id)
 );
 """
 
@@ -103,6 +102,10 @@ SELECT 1 FROM duckdb_constraints() WHERE table_name = 'bench_line' AND constrain
 """
 
 
+# Tables an older version kept (the text-pair cache that per-act eligibility replaced).
+_RETIRED_TABLES = ("bench_text_check",)
+
+
 def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create or update the builder's tables on a writable connection (a writing step's
     transaction), unless the store records that they are current."""
@@ -110,6 +113,8 @@ def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
         return
     if con.execute(_OUTDATED_ITEMS_SQL).fetchall():
         con.execute("DROP TABLE IF EXISTS bench_item; DROP TABLE IF EXISTS bench_line")
+    for name in _RETIRED_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
     con.execute(BENCH_DDL)
     mark_schema(con, "bench", BENCH_DDL + _OUTDATED_ITEMS_SQL)
 

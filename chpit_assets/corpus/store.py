@@ -9,7 +9,7 @@ read-only connections and wait, bounded, while a writer holds the file.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -159,3 +159,15 @@ def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -
     con.register(name, frame)
     yield
     con.unregister(name)
+
+
+def article_texts(con: duckdb.DuckDBPyConnection, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], str]:
+    """The ch_act_article texts of the (version_id, e_id) pairs in `keys` that exist. Joined on a
+    frame of the pairs: fetching a few texts must not make DuckDB hash the whole article table."""
+    wanted = pl.DataFrame(list(set(keys)), schema={"version_id": pl.Int64, "e_id": pl.String}, orient="row")
+    if not wanted.height:
+        return {}
+    with registered(con, "_wanted", wanted):
+        rows = con.execute("SELECT a.version_id, a.e_id, a.text FROM ch_act_article a "
+                           "JOIN _wanted w USING (version_id, e_id)").fetchall()
+    return {(version_id, e_id): text for version_id, e_id, text in rows}

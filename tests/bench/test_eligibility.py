@@ -3,7 +3,9 @@ and the buckets add up to changes_considered."""
 
 from __future__ import annotations
 
-from chpit_assets.bench.eligibility import SKIP_REASONS, evaluate
+import pytest
+
+from chpit_assets.bench.eligibility import SKIP_REASONS, evaluate, write_eligible
 
 from .conftest import long_text, run_builder
 
@@ -188,21 +190,69 @@ def test_skip_reasons_are_the_card_names_plus_sql_rules():
     assert SKIP_REASONS[0] == "no_article_number"
 
 
-def test_text_outcomes_are_reused_by_content_and_only_under_the_same_rules(store, corpus, tmp_path):
-    # B4/B5/B12 outcomes are cached per (old text, new text); a second act with the same two texts
-    # needs no second computation, and the next build computes none.
-    two_editions(corpus, corpus.act("a"))
-    two_editions(corpus, corpus.act("b", sr="1.1"))
+def _vouched_pair(corpus):
+    """Two acts whose editions vouch for their articles, so eligible_changes may keep their outcomes."""
+    a, b = corpus.act("a"), corpus.act("b", sr="1.1")
+    for act_id in (a, b):
+        two_editions(corpus, act_id, vouched=True)
     corpus.flush()
+    return a, b
+
+
+def test_outcomes_are_kept_per_act_and_the_stored_outcome_is_what_counts(store, corpus, tmp_path):
+    a, b = _vouched_pair(corpus)
     first, _ = run_builder(store, "de", tmp_path)
-    assert (first.eligible.height, first.text_checks.height, first.text_checks_computed) == (2, 1, 1)
-    assert evaluate(store, "de").text_checks_computed == 0
-    # The cache is what decides: an outcome recorded under the current rules is taken as it is ...
-    with store.transaction() as con:
-        con.execute("UPDATE bench_text_check SET before_ok = false, after_ok = false")
-    assert evaluate(store, "de").skips["no_discriminating_unit"] == 2
-    # ... and one recorded under other rules (the floor, the scorer's text module, this code) is not.
-    with store.transaction() as con:
-        con.execute("UPDATE bench_text_check SET rules = 'older'")
+    assert (first.eligible.height, first.acts_recomputed) == (2, 2)
     again = evaluate(store, "de")
-    assert (again.eligible.height, again.text_checks_computed, again.skips["no_discriminating_unit"]) == (2, 1, 0)
+    assert again.acts_recomputed == 0
+    assert again.stats() == first.stats() and again.eligible.equals(first.eligible)
+    # Kept means taken as stored, not recomputed and compared: a tampered outcome shows through ...
+    with store.transaction() as con:
+        con.execute("DELETE FROM bench_eligible WHERE act_id = ?", [a])
+        con.execute("""UPDATE bench_act_eligibility SET skips = '{"no_discriminating_unit": 1}' WHERE act_id = ?""", [a])
+    tampered = evaluate(store, "de")
+    assert tampered.eligible["act_id"].to_list() == [b] and tampered.skips["no_discriminating_unit"] == 1
+    counts_add_up(tampered)
+    # ... other rules (here the B2 source selection) evaluate every act again ...
+    wider = evaluate(store, "de", ("fedlex", "fedlex_pdf"))
+    assert wider.acts_recomputed == 2 and wider.eligible.height == 2
+    # ... and an act whose editions cannot vouch for their articles is evaluated every build.
+    with store.transaction() as con:
+        con.execute("UPDATE ch_act_version SET sha256 = NULL WHERE act_id = ?", [a])
+    write_eligible(store, evaluate(store, "de"))
+    assert [evaluate(store, "de").acts_recomputed for _ in range(2)] == [1, 1]
+
+
+# Each edit touches one thing an act's eligibility reads, on act `a` only.
+EDITS = {
+    "abbreviation (B7)": ["UPDATE ch_act SET abbreviation = NULL WHERE act_id = $a"],
+    "enforcement status (B6)": ["UPDATE ch_act SET enforcement_status = 1 WHERE act_id = $a"],
+    "end date (B11)": ["UPDATE ch_act_version SET date_end_applicability = DATE '2025-01-01' "
+                       "WHERE act_id = $a AND date_end_applicability IS NOT NULL"],
+    "source (B2)": ["UPDATE ch_act_version SET source = 'fedlex_pdf' WHERE act_id = $a"],
+    "article re-parsed (B4)": [
+        "UPDATE ch_act_article SET text = 'kurz' WHERE version_id IN "
+        "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
+        "UPDATE ch_act_version SET sha256 = 'another file' WHERE act_id = $a AND date_end_applicability IS NULL"],
+    "article renumbered (B9)": [
+        "UPDATE ch_act_article SET article_number = '25' WHERE version_id IN "
+        "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
+        "UPDATE ch_act_version SET parser_version = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_an_edit_to_what_an_act_reads_re_evaluates_that_act_and_matches_a_full_evaluation(store, corpus, tmp_path, edit):
+    a, _ = _vouched_pair(corpus)
+    before, _ = run_builder(store, "de", tmp_path)
+    with store.transaction() as con:
+        for sql in EDITS[edit]:
+            con.execute(sql, {"a": a})
+    after = evaluate(store, "de")
+    assert after.acts_recomputed == 1
+    assert after.stats() != before.stats()  # the edit matters, so keeping the old outcome would be wrong
+    with store.transaction() as con:
+        con.execute("DELETE FROM bench_act_eligibility")
+    scratch = evaluate(store, "de")
+    assert scratch.acts_recomputed == 2
+    assert after.stats() == scratch.stats() and after.eligible.equals(scratch.eligible)

@@ -71,7 +71,8 @@ def eligible_changes(
             "changes_considered": result.changes_considered,
             "eligible": result.eligible.height,
             "halves_dropped_no_discriminating_unit": result.halves_dropped_no_discriminating_unit,
-            "text_pairs_normalised": result.text_checks_computed,
+            "acts": result.act_outcomes.height,
+            "acts_recomputed": result.acts_recomputed,
             "skips": dg.MetadataValue.md(table(["reason", "changes"], list(result.skips.items()))),
         },
     )
