@@ -59,12 +59,13 @@ def build(corpus: Path) -> dict:
     from chpit_assets.bench.eligibility import update_eligible
     from chpit_assets.bench.items import BuildSettings, update_items, write_core
     from chpit_assets.corpus.ingest import store_editions
-    from chpit_assets.corpus.store import Store
+    from chpit_assets.corpus.store import Store, release_held
     from chpit_assets.fedlex.catalog import load_sample_catalog
     from chpit_assets.fedlex.download import download_editions
 
     data = corpus / "_build"
-    store = Store(data / "chpit.duckdb")
+    # Held open from the first step to the last, as an in-process Dagster run holds it (ChpitStore).
+    store = Store(data / "chpit.duckdb", hold=True)
     steps: dict[str, dict] = {}
 
     def timed(name: str, fn, **extra):
@@ -90,6 +91,7 @@ def build(corpus: Path) -> dict:
         steps[f"bench_items[{lang}]"].update(items=len(built.ids), rendered=len(built.fresh))
         timed(f"core_split[{lang}]", lambda: write_core(store, data / "build", lang))
     timed("build_report", lambda: write_report(data / "build" / "build-report.json", build_report(store, None)))
+    timed("close_store", lambda: release_held(store.path))  # the run's last checkpoint
     total = round(sum(s["s"] for s in steps.values()), 2)
     return {"steps": steps, "total_s": total, "peak_rss_mb": _rss_mb(),
             "store_mb": round((data / "chpit.duckdb").stat().st_size / 1e6, 1)}

@@ -4,10 +4,17 @@ DuckDB allows one writing process at a time, and no other process even reads mea
 Writers (the assets in the `duckdb_writer` pool) hold one transaction for their partition's
 whole computation, so a partition is replaced all at once or not at all; readers open short
 read-only connections and wait, bounded, while a writer holds the file.
+
+A process that runs several steps back to back (a build run with the in-process executor) can
+keep the file open between them (`Store(..., hold=True)`, released by `release_held`): the steps
+then share DuckDB's block cache and one checkpoint, instead of each re-reading what it needs
+from a cold file and checkpointing on close. Other processes wait for the file as they wait for
+any writer, for the rest of the run, so a step that waits on the network for long must not hold it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,10 +30,27 @@ class StoreError(RuntimeError):
     """A write to the store failed; the partition keeps its previous data."""
 
 
+# The connections kept open by `Store(..., hold=True)`, by resolved path: DuckDB refuses a second
+# connection with another configuration (read-only) to a file this process has open, so every
+# Store on that path goes through the held one while it is open.
+_HELD: dict[str, duckdb.DuckDBPyConnection] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def release_held(path: Path | str) -> None:
+    """Close the connection a `hold=True` store kept open on `path`, if any: its last checkpoint
+    runs now, and other processes can open the file again."""
+    with _HELD_LOCK:
+        con = _HELD.pop(str(Path(path).resolve()), None)
+    if con is not None:
+        con.close()
+
+
 class Store:
-    def __init__(self, path: Path | str, lock_timeout_s: float = 300.0):
+    def __init__(self, path: Path | str, lock_timeout_s: float = 300.0, hold: bool = False):
         self.path = Path(path)
         self.lock_timeout_s = lock_timeout_s
+        self.hold = hold  # keep the file open in this process after the first connection, until release_held
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         """Open a connection, waiting (bounded) while another process holds the file.
@@ -48,6 +72,19 @@ class Store:
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        key = str(self.path.resolve())
+        if key in _HELD or (self.hold and (self.path.exists() or not read_only)):
+            # A cursor of the held connection: the same database, a transaction of its own. Read-only
+            # callers get it too (DuckDB allows no second configuration); they only read through it.
+            with _HELD_LOCK:
+                if key not in _HELD:
+                    _HELD[key] = self._open_writable()
+                cursor = _HELD[key].cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
+            return
         if read_only and not self.path.exists():
             # Reading an unbuilt store is reading an empty one: an in-memory database with the
             # schema, so a reader never creates the file (that is a writer's job, under the pool).
@@ -58,14 +95,17 @@ class Store:
             finally:
                 con.close()
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = self._open(read_only)
+        con = self._open_writable() if not read_only else self._open(read_only=True)
         try:
-            if not read_only:
-                _bring_up_to_date(con)
             yield con
         finally:
             con.close()
+
+    def _open_writable(self) -> duckdb.DuckDBPyConnection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._open(read_only=False)
+        _bring_up_to_date(con)
+        return con
 
     def frame(self, sql: str, params: list | None = None) -> pl.DataFrame:
         """Run a read query and return its rows as a polars frame."""

@@ -7,7 +7,7 @@ from typing import Literal
 
 import dagster as dg
 
-from chpit_assets.corpus.store import Store
+from chpit_assets.corpus.store import Store, release_held
 from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
 
 
@@ -21,8 +21,24 @@ class ChpitStore(dg.ConfigurableResource):
         return Path(self.data_dir)
 
     @property
+    def store_path(self) -> Path:
+        return self.root / "chpit.duckdb"
+
+    @property
     def store(self) -> Store:
-        return Store(self.root / "chpit.duckdb")
+        """The store as the build's steps use it: kept open in this process from the first step
+        that opens it until the run ends (in-process executor; a step, with one process per step),
+        so consecutive steps share one warm database and one checkpoint (see corpus/store.py)."""
+        return Store(self.store_path, hold=True)
+
+    def released_store(self) -> Store:
+        """The store for a step that waits on the network between reads (model runs): what this
+        process holds is closed first, so other processes are not locked out while it waits."""
+        release_held(self.store_path)
+        return Store(self.store_path)
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        release_held(self.store_path)
 
     @property
     def cache_dir(self) -> Path:

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from chpit_assets.corpus.store import Store, StoreError, insert, sync_rows
+from chpit_assets.corpus.store import Store, StoreError, insert, release_held, sync_rows
 
 
 def _hold_writer(path: str, seconds: float, ready) -> None:
@@ -52,6 +52,68 @@ def test_waiting_is_bounded_and_names_the_file(writer_elsewhere):
     path = writer_elsewhere(5)
     with pytest.raises(StoreError, match="chpit.duckdb.*lock"):
         Store(path, lock_timeout_s=0.3).frame("SELECT 1")
+
+
+def _open_elsewhere(path: str, result) -> None:
+    try:
+        Store(path, lock_timeout_s=0.3).frame("SELECT 1")
+        result.put("opened")
+    except StoreError as exc:
+        result.put(str(exc))
+
+
+def _from_another_process(path) -> str:
+    """What another process gets when it tries to read the store: 'opened', or StoreError's text."""
+    ctx = multiprocessing.get_context("spawn")
+    result = ctx.Queue()
+    proc = ctx.Process(target=_open_elsewhere, args=(str(path), result))
+    proc.start()
+    try:
+        return result.get(timeout=60)
+    finally:
+        proc.join(30)
+
+
+def test_a_held_store_is_opened_once_and_kept_until_released(tmp_path, monkeypatch):
+    path = tmp_path / "chpit.duckdb"
+    opened = []
+    real_open = Store._open
+    monkeypatch.setattr(Store, "_open", lambda self, read_only: opened.append(read_only) or real_open(self, read_only))
+    held = Store(path, hold=True)
+    try:
+        article = pl.DataFrame({"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None],
+                                "text": ["a"]})
+        held.replace([("ch_act_article", "true", [], article)])
+        assert held.frame("SELECT text FROM ch_act_article").to_series().to_list() == ["a"]
+        # Any store on the path, read-only too, goes through the held connection while it is open
+        # (DuckDB refuses a read-only connection beside a writable one in one process).
+        assert Store(path).frame("SELECT count(*) AS n FROM ch_act_article")["n"].item() == 1
+        assert opened == [False]
+        assert "lock" in _from_another_process(path)
+    finally:
+        release_held(path)
+    assert _from_another_process(path) == "opened"
+    Store(path).frame("SELECT 1")
+    assert opened == [False, True]  # after the release, connections are short again
+
+
+def test_a_failed_transaction_on_a_held_store_changes_nothing(tmp_path):
+    path = tmp_path / "chpit.duckdb"
+    store = Store(path, hold=True)
+    try:
+        good = pl.DataFrame({"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": ["a"]})
+        store.replace([("ch_act_article", "true", [], good)])
+        with pytest.raises(StoreError, match="nothing changed"):
+            store.replace([("ch_act_article", "true", [], pl.concat([good, good]))])
+        assert store.frame("SELECT text FROM ch_act_article").to_series().to_list() == ["a"]
+    finally:
+        release_held(path)
+
+
+def test_holding_an_unbuilt_store_for_reading_creates_no_file(tmp_path):
+    store = Store(tmp_path / "never-built.duckdb", hold=True)
+    assert store.frame("SELECT count(*) AS n FROM ch_act")["n"].item() == 0
+    assert not store.path.exists()
 
 
 def test_replace_is_all_or_nothing(tmp_path):

@@ -45,3 +45,30 @@ def test_every_mode_stays_selectable_by_run_config(mode):
     schema = chpit_executor.config_schema.config_type
     assert mode in schema.fields
     assert chpit_executor.config_schema.default_value == {"in_process": {}}
+
+
+def test_an_in_process_build_run_opens_the_store_once_and_releases_it_at_the_end(tmp_path, monkeypatch):
+    """Consecutive steps share one connection (a warm database, one checkpoint), and the file is
+    free for other processes as soon as the run ends, failed or not."""
+    from chpit_assets.corpus import store as store_module
+
+    data = tmp_path / "data"
+    opened = []
+    real_open = store_module.Store._open
+    monkeypatch.setattr(store_module.Store, "_open",
+                        lambda self, read_only: opened.append(read_only) or real_open(self, read_only))
+    config = {
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+        "resources": {"fedlex": {"config": {"sample_dir": str(SAMPLE)}}, "chpit": {"config": {"data_dir": str(data)}}},
+        "ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}},
+    }
+    with dg.instance_for_test() as instance:
+        result = _build_job().execute_in_process(instance=instance, partition_key="de", run_config=config)
+    assert result.success
+    checks = [e for e in result.all_events if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION]
+    assert checks and all(e.event_specific_data.passed for e in checks)
+    assert opened == [False]
+    assert store_module._HELD == {}
+    # Opened again from scratch: not through a connection the run left behind.
+    assert store_module.Store(data / "chpit.duckdb").frame("SELECT count(*) AS n FROM bench_item")["n"].item() > 0
+    assert opened == [False, True]

@@ -92,7 +92,7 @@ class RunsConfig(dg.Config):
 
 
 def _tools(chpit: ChpitStore, today: str) -> PitTools:
-    return PitTools(chpit.store, today=date.fromisoformat(today) if today else None)
+    return PitTools(chpit.released_store(), today=date.fromisoformat(today) if today else None)
 
 
 def _core_items(chpit: ChpitStore, lang: str) -> list[dict]:
@@ -139,7 +139,7 @@ def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
     langs = built_langs(chpit)
     if not langs:
         raise dg.Failure(f"no core split in {chpit.build_dir} for any of {', '.join(BENCH_LANGS)}: build first")
-    tools = PitTools(chpit.store)
+    tools = PitTools(chpit.released_store())
     per_lang = {}
     with tools.session():
         for lang in langs:
