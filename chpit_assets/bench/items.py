@@ -225,9 +225,9 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
 class ItemBuild:
     lang: str
     ids: list[str]                  # frozen + new items, sorted by id
-    lines: list[bytes]              # their jsonl lines, UTF-8 (core flags set): the file's, kept in bench_line
-    fingerprints: list[str]         # what each line was rendered from (`_fingerprint`)
-    fresh: dict[str, dict]          # the items rendered in this build, by id; the rest reused stored lines
+    lines: list[bytes]              # their jsonl lines, UTF-8, core flags stamped: the file's
+    fingerprints: list[str]         # what each line was rendered from (`_fingerprint`): its bench_line key
+    fresh: dict[str, bytes]         # the lines rendered in this build, by id, as bench_line keeps them; the rest were reused
     core: CoreSplit
     stats: dict
 
@@ -235,6 +235,26 @@ class ItemBuild:
     def items(self) -> list[dict]:
         """Every item as written, parsed back from its line."""
         return [json.loads(line) for line in self.lines]
+
+
+# B16 draws the core from the whole item set, so a set that changes by a few items moves hundreds
+# of core flags (one new change moved 730 of 5,000 at CH-PiT scale). Lines are therefore rendered
+# and kept in bench_line with `"core": false`, and the flag is stamped when a line is used; a
+# flag that moved costs a few bytes instead of rendering and storing the line again.
+_CORE_FIELD = b', "core": '
+
+
+def stamp_core(line: bytes, core: bool) -> bytes:
+    """`line` with its core flag set to `core`. The field is the second, after the build name:
+    its first occurrence is the field, because a quote inside a JSON string is always escaped."""
+    at = line.find(_CORE_FIELD)
+    start = at + len(_CORE_FIELD)
+    flag, other = (b"true", b"false") if core else (b"false", b"true")
+    if at >= 0 and line.startswith(flag, start):
+        return line
+    if at < 0 or not line.startswith(other, start):
+        raise ItemsError(f"an item line without a core flag after its build name: {line[:120]!r}")
+    return line[:start] + flag + line[start + len(other):]
 
 
 def update_items(store: Store, build_dir: Path | str, lang: str, settings: BuildSettings,
@@ -265,12 +285,13 @@ def write_items(store: Store, build_dir: Path | str, result: ItemBuild) -> Path:
     return _write_file(build_dir, result.lang, result.lines)
 
 
-def _fingerprint(half: Half, core: bool, build: str) -> str | None:
-    """What a new item's line is rendered from: its change row (`rendered_from`), kind, core flag,
-    build and the rendering code. None when the change row cannot vouch for its texts."""
+def _fingerprint(half: Half, build: str) -> str | None:
+    """What a new item's line is rendered from: its change row (`rendered_from`), kind, build and
+    the rendering code (not its core flag: see `stamp_core`). None when the change row cannot
+    vouch for its texts."""
     if half.change.get("rendered_from") is None:
         return None
-    return hashlib.md5(f"{half.change['rendered_from']}|{half.kind}|{core:d}|{build}|{RENDER_RULES}".encode()).hexdigest()
+    return hashlib.md5(f"{half.change['rendered_from']}|{half.kind}|{build}|{RENDER_RULES}".encode()).hexdigest()
 
 
 def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSettings, frozen: list[dict]) -> ItemBuild:
@@ -292,28 +313,26 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
     ids: list[str] = []
     lines: list[bytes | None] = []
     fingerprints: list[str | None] = []
-    fresh: dict[str, dict] = {}
+    rendering: dict[str, dict] = {}
     for entry in entries:
         if isinstance(entry, Half):
-            id_, in_core = entry.id, entry.id in core.ids
-            fp = _fingerprint(entry, in_core, settings.build)
+            id_, fp = entry.id, _fingerprint(entry, settings.build)
             kept = stored.get(id_)
             if fp is not None and kept is not None and kept[0] == fp:
                 line = kept[1]
             else:
-                line, fresh[id_] = None, _item(entry, lang, settings.build)
+                line, rendering[id_] = None, _item(entry, lang, settings.build)
         else:
-            id_, in_core, fp, line = entry["id"], entry["id"] in core.ids, None, None
-            fresh[id_] = entry
-        if line is None:
-            fresh[id_]["core"] = in_core
+            id_, fp, line = entry["id"], None, None
+            rendering[id_] = {**entry, "core": False}
         ids.append(id_)
         lines.append(line)
         fingerprints.append(fp)
-    _with_texts(con, lang, [i for i in fresh.values() if i["gold"]["text"] is None])
+    _with_texts(con, lang, [i for i in rendering.values() if i["gold"]["text"] is None])
+    fresh: dict[str, bytes] = {}
     for n, id_ in enumerate(ids):
         if lines[n] is None:
-            lines[n] = item_line(fresh[id_]).encode("utf-8")
+            lines[n] = fresh[id_] = item_line(rendering[id_]).encode("utf-8")
             # A line nothing vouches for is known by its own digest, so the write still skips it unchanged.
             fingerprints[n] = fingerprints[n] or "line:" + hashlib.md5(lines[n]).hexdigest()
     stats = {
@@ -328,7 +347,8 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
         "items_new": len(sel.halves),
         "core": core.stats(),
     }
-    return ItemBuild(lang, ids, lines, fingerprints, fresh, core, stats)
+    return ItemBuild(lang, ids, [stamp_core(line, id_ in core.ids) for id_, line in zip(ids, lines)],
+                     fingerprints, fresh, core, stats)
 
 
 def _with_texts(con: duckdb.DuckDBPyConnection, lang: str, items: list[dict]) -> None:
@@ -354,29 +374,32 @@ def bench_path(build_dir: Path | str, lang: str) -> Path:
 def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
     """Bring the language's bench_item rows, their lines and the stats up to date.
 
-    Only rows whose fingerprint changed are deleted and inserted (every column derives from the
-    line, and equal fingerprints mean equal lines), and only lines not stored yet are added: after
-    one new edition most items are the same, and rewriting them all made the checkpoint on close
-    the step's largest cost."""
-    stored = dict(con.execute("SELECT id, fingerprint FROM bench_item WHERE lang = ?", [result.lang]).fetchall())
+    Only rows whose fingerprint changed are deleted and inserted (every column but core derives
+    from the line, and equal fingerprints mean equal lines), rows whose core flag alone moved are
+    updated, and only lines not stored yet are added: after one new edition most items are the
+    same, and rewriting them all made the checkpoint the step's largest cost."""
+    lang, core_ids = result.lang, result.core.ids
+    stored = {i: (fp, core) for i, fp, core in con.execute(
+        "SELECT id, fingerprint, core FROM bench_item WHERE lang = ?", [lang]).fetchall()}
     current = dict(zip(result.ids, result.fingerprints))
-    stale = [i for i, fp in stored.items() if current.get(i) != fp]
-    fresh = [(n, result.fresh.get(i) or json.loads(result.lines[n])) for n, i in enumerate(result.ids)
-             if stored.get(i) != result.fingerprints[n]]
+    stale = [i for i, (fp, _) in stored.items() if current.get(i) != fp]
+    changed = [json.loads(result.lines[n]) for n, i in enumerate(result.ids)
+               if stored.get(i, (None,))[0] != result.fingerprints[n]]
+    redrawn = [i for i, fp in current.items() if i in stored and stored[i] == (fp, i not in core_ids)]
     rows = pl.DataFrame(
         {
-            "lang": [result.lang] * len(fresh),
-            "id": [i["id"] for _, i in fresh],
-            "build": [i["build"] for _, i in fresh],
-            "core": [i["core"] for _, i in fresh],
-            "act_id": [i["act_id"] for _, i in fresh],
-            "e_id": [i["e_id"] for _, i in fresh],
-            "as_of": [date.fromisoformat(i["as_of"]) for _, i in fresh],
-            "kind": [i["kind"] for _, i in fresh],
-            "gold_is_current": [i["gold_is_current"] for _, i in fresh],
-            "gold_version_id": [i["gold"]["version_id"] for _, i in fresh],
-            "distractor_version_id": [i["distractor"]["version_id"] for _, i in fresh],
-            "fingerprint": [result.fingerprints[n] for n, _ in fresh],
+            "lang": [lang] * len(changed),
+            "id": [i["id"] for i in changed],
+            "build": [i["build"] for i in changed],
+            "core": [i["core"] for i in changed],
+            "act_id": [i["act_id"] for i in changed],
+            "e_id": [i["e_id"] for i in changed],
+            "as_of": [date.fromisoformat(i["as_of"]) for i in changed],
+            "kind": [i["kind"] for i in changed],
+            "gold_is_current": [i["gold_is_current"] for i in changed],
+            "gold_version_id": [i["gold"]["version_id"] for i in changed],
+            "distractor_version_id": [i["distractor"]["version_id"] for i in changed],
+            "fingerprint": [current[i["id"]] for i in changed],
         },
         schema={
             "lang": pl.String, "id": pl.String, "build": pl.String, "core": pl.Boolean,
@@ -385,16 +408,17 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
             "distractor_version_id": pl.Int64, "fingerprint": pl.String,
         },
     )
-    stats = pl.DataFrame({"lang": [result.lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
+    stats = pl.DataFrame({"lang": [lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
     replace_rows(con, [
-        ("bench_item", "lang = ? AND list_contains(?, id)", [result.lang, stale], rows),
-        ("bench_stats", "lang = ? AND step = 'bench_items'", [result.lang], stats),
+        ("bench_item", "lang = ? AND list_contains(?, id)", [lang, stale], rows),
+        ("bench_stats", "lang = ? AND step = 'bench_items'", [lang], stats),
     ])
+    if redrawn:
+        con.execute("UPDATE bench_item SET core = NOT core WHERE lang = ? AND list_contains(?, id)", [lang, redrawn])
     # Every line rendered in this build that bench_line lacks: a reused line was read from there, and a
     # rendered one may be missing although its item row is unchanged (a line collected or lost).
-    rendered = [n for n, i in enumerate(result.ids) if i in result.fresh]
-    lines = pl.DataFrame({"fingerprint": [result.fingerprints[n] for n in rendered],
-                          "line": [result.lines[n] for n in rendered]}, schema={"fingerprint": pl.String, "line": pl.Binary})
+    lines = pl.DataFrame({"fingerprint": [current[i] for i in result.fresh], "line": list(result.fresh.values())},
+                         schema={"fingerprint": pl.String, "line": pl.Binary})
     with registered(con, "_lines", lines.unique("fingerprint")):
         con.execute("INSERT INTO bench_line SELECT fingerprint, line FROM _lines "
                     "WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_line)")
@@ -428,9 +452,9 @@ def _load_lines(store: Store, lang: str, core_only: bool) -> list[bytes]:
     where = "lang = $lang" + (" AND core" if core_only else "")
     with store.connect(read_only=True) as con:
         require_tables(con, "reading bench_item")
-        rows = con.execute(f"SELECT l.line FROM bench_item i JOIN bench_line l USING (fingerprint) WHERE {where} "
-                           "ORDER BY i.id", {"lang": lang}).fetchall()
-        return [line for (line,) in rows]
+        rows = con.execute(f"SELECT i.core, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) "
+                           f"WHERE {where} ORDER BY i.id", {"lang": lang}).fetchall()
+        return [stamp_core(line, core) for core, line in rows]
 
 
 def core_path(build_dir: Path | str, lang: str) -> Path:

@@ -64,7 +64,7 @@ ACCEPTED: frozenset[str] = frozenset({"downloaded", "cached"})
 @dataclass(frozen=True)
 class DownloadResult:
     edition: CatalogEdition
-    path: Path | None            # the cached file, when accepted
+    file: str | None             # the cached file, when accepted
     sha256: str | None           # its digest, when accepted
     stage: Stage                 # downloaded | cached (accepted), no_file, or the failing stage
     error: str | None = None     # names act, edition, language and url
@@ -72,6 +72,12 @@ class DownloadResult:
     @property
     def ok(self) -> bool:
         return self.stage in ACCEPTED
+
+    @property
+    def path(self) -> Path | None:
+        # Made on demand: a rebuild finds thousands of editions cached and opens a handful, and
+        # building a Path for each was a third of its look-up.
+        return Path(self.file) if self.file is not None else None
 
 
 class _Rejected(Exception):
@@ -105,11 +111,11 @@ class EditionCache:
         self._pending: list[tuple[str, str, str, str]] = []
         self._pending_lock = threading.Lock()
 
-    def _content(self, sha256: str) -> str:
+    def content_file(self, sha256: str) -> str:
         return f"{self._root}/sha256/{sha256[:2]}/{sha256}.xml"
 
     def content_path(self, sha256: str) -> Path:
-        return Path(self._content(sha256))
+        return Path(self.content_file(sha256))
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -146,7 +152,7 @@ class EditionCache:
         with self._connect() as con:
             rows = con.execute("SELECT url, sha256, consolidation, lang FROM entry").fetchall()
         return {url: IndexEntry(url, sha, cons, lang) for url, sha, cons, lang in rows
-                if url in wanted and os.path.isfile(self._content(sha))}
+                if url in wanted and os.path.isfile(self.content_file(sha))}
 
     def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
         """Store an accepted file, then its index row. Rows are written in batches (`flush`): a
@@ -170,7 +176,10 @@ class EditionCache:
                 con.executemany("INSERT OR REPLACE INTO entry VALUES (?, ?, ?, ?)", rows)
 
     def temp_files(self) -> list[Path]:
-        return sorted(self.root.rglob(".*.tmp"))
+        # os.walk, not Path.rglob: this runs on every fetch with something to download, over
+        # one folder per hash prefix, and rglob took twice as long.
+        return sorted(Path(folder, name) for folder, _, names in os.walk(self._root)
+                      for name in names if name.startswith(".") and name.endswith(".tmp"))
 
     def sweep_stale_temp(self) -> None:
         # Only old ones: a young temp file may be another process writing right now.
@@ -245,7 +254,7 @@ class EditionDownloader(FedlexHttpUser):
             and (entry.consolidation, entry.lang) == (edition.consolidation, edition.lang)
             and edition.sha256 in (None, entry.sha256)
         ):
-            return DownloadResult(edition, self.cache.content_path(entry.sha256), entry.sha256, "cached")
+            return DownloadResult(edition, self.cache.content_file(entry.sha256), entry.sha256, "cached")
         return None
 
     def _one(self, edition: CatalogEdition, act: CatalogAct | None) -> DownloadResult:
@@ -263,7 +272,7 @@ class EditionDownloader(FedlexHttpUser):
         except _Rejected as exc:
             log.warning("%s", exc)
             return DownloadResult(edition, None, None, exc.stage, str(exc))
-        return DownloadResult(edition, path, sha256, "downloaded")
+        return DownloadResult(edition, str(path), sha256, "downloaded")
 
     def _fetch(self, url: str, where: str) -> bytes:
         scheme = urlsplit(url).scheme

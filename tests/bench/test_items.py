@@ -7,7 +7,7 @@ import json
 from datetime import date, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
@@ -24,9 +24,12 @@ from chpit_assets.bench.items import (
     before_as_of,
     bench_path,
     item_id,
+    ItemsError,
     load_items,
     select,
+    stamp_core,
 )
+from chpit_assets.bench.files import item_line
 
 from .conftest import Corpus, long_text, run_builder
 
@@ -47,6 +50,23 @@ def fake_change(act_id: int, n: int, before_ok: bool = True, after_ok: bool = Tr
         "old_text": "old", "new_from": day, "new_to": None, "new_eli": "e/new", "new_source": "fedlex",
         "new_text": "new",
     }
+
+
+@given(build=st.text(), texts=st.lists(st.text(), min_size=2, max_size=2), core=st.booleans())
+@example(build='dev", "core": false, "id": "', texts=[', "core": true, ', "b"], core=True)
+def test_a_stamped_core_flag_equals_rendering_with_it(build, texts, core):
+    """B16's flag is stamped into stored lines (items.stamp_core): whatever the build name and the
+    article texts hold (quotes, `"core": true` itself), stamping equals rendering with the flag."""
+    change = {**fake_change(1, 1), "old_text": texts[0], "new_text": texts[1]}
+    item = select([change], "de", BuildSettings(build=build), []).items[0]
+    rendered = {flag: item_line({**item, "core": flag}).encode("utf-8") for flag in (False, True)}
+    assert stamp_core(rendered[False], core) == rendered[core]
+    assert stamp_core(rendered[not core], core) == rendered[core]  # lines of the earlier layout, too
+
+
+def test_stamping_refuses_a_line_without_a_core_flag():
+    with pytest.raises(ItemsError, match="core flag"):
+        stamp_core(b'{"build": "dev", "id": "x"}', True)
 
 
 def test_item_fields_ids_and_verbatim_text(store, corpus, tmp_path):
