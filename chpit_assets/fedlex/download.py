@@ -146,11 +146,16 @@ class EditionCache:
                 continue  # unreadable: that URL is fetched again
         con.executemany("INSERT OR REPLACE INTO entry VALUES (?, ?, ?, ?)", rows)
 
-    def lookup_many(self, urls: Iterable[str]) -> dict[str, IndexEntry]:
-        """The entries among `urls` whose content file is present."""
+    def lookup_many(self, urls: Iterable[str], langs: Iterable[str] | None = None) -> dict[str, IndexEntry]:
+        """The entries among `urls` whose content file is present; only entries in `langs`, when
+        given (a language's editions need not read the other languages' rows)."""
         wanted = set(urls)
+        query, params = "SELECT url, sha256, consolidation, lang FROM entry", []
+        if langs is not None:
+            params = sorted(set(langs))
+            query += f" WHERE lang IN ({', '.join('?' * len(params))})"
         with self._connect() as con:
-            rows = con.execute("SELECT url, sha256, consolidation, lang FROM entry").fetchall()
+            rows = con.execute(query, params).fetchall()
         return {url: IndexEntry(url, sha, cons, lang) for url, sha, cons, lang in rows
                 if url in wanted and os.path.isfile(self.content_file(sha))}
 
@@ -217,7 +222,8 @@ class EditionDownloader(FedlexHttpUser):
         todo = list(catalog.editions if editions is None else editions)
         # Cache hits and "no file" are answered here, from one index query; only real fetches go to
         # the worker threads.
-        cached = self.cache.lookup_many(e.file_url for e in todo if e.file_url is not None and e.act_eli in acts)
+        cached = self.cache.lookup_many((e.file_url for e in todo if e.file_url is not None and e.act_eli in acts),
+                                        langs={e.lang for e in todo})
         results: list[DownloadResult | None] = [self._known(e, cached.get(e.file_url)) for e in todo]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:

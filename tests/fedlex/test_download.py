@@ -329,4 +329,6 @@ def test_processes_writing_the_index_at_the_same_time_lose_no_row(tmp_path):
         w.join(60)
         assert w.exitcode == 0
     urls = [f"https://example.invalid/{name}/{i}.xml" for name in ("a", "b", "c") for i in range(60)]
-    assert set(EditionCache(tmp_path / "cache").lookup_many(urls)) == set(urls)
+    cache = EditionCache(tmp_path / "cache")
+    assert set(cache.lookup_many(urls)) == set(cache.lookup_many(urls, langs=["de"])) == set(urls)
+    assert cache.lookup_many(urls, langs=["fr"]) == {}  # every row was written for a German edition
