@@ -115,13 +115,14 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         version_rows: list[dict] = []
         to_parse: list[tuple[dict, CatalogAct, CatalogEdition, Path]] = []
         reused: set[int] = set()
+        act_ids = {act.eli: act_id_for(act.eli) for act in catalog.acts}
         for edition in sorted(catalog.editions, key=lambda e: (e.act_eli, e.date_applicability)):
             act = catalog.act(edition.act_eli)
             version_id = version_id_for(edition.consolidation, lang)
             got = by_consolidation.get(edition.consolidation)
             row = {
                 "version_id": version_id,
-                "act_id": act_id_for(act.eli),
+                "act_id": act_ids[act.eli],
                 "lang": lang,
                 "date_applicability": edition.date_applicability,
                 "date_end_applicability": edition.date_end_applicability,
