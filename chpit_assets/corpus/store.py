@@ -9,7 +9,8 @@ A process that runs several steps back to back (a build run with the in-process 
 keep the file open between them (`Store(..., hold=True)`, released by `release_held`): the steps
 then share DuckDB's block cache and one checkpoint, instead of each re-reading what it needs
 from a cold file and checkpointing on close. Other processes wait for the file as they wait for
-any writer, for the rest of the run, so a step that waits on the network for long must not hold it.
+any writer, for the rest of the run; so only a run that owns the writer pool for its whole
+duration holds it (ChpitStore), and a step that waits on the network for long releases it first.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from chpit_assets.corpus.store import Store, release_held
 from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
@@ -15,6 +16,20 @@ class ChpitStore(dg.ConfigurableResource):
     """The data folder: the DuckDB store and the stable output paths of ARCHITECTURE.md ("Outputs")."""
 
     data_dir: str = "data"
+    # Whether this execution keeps the store open between steps (set up per run or per step process).
+    _hold: bool = PrivateAttr(default=False)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # Only where the instance gives a run the writer pool for the whole run (pool granularity
+        # `run`, dagster.yaml). With per-step slots, a run holding the file between its steps while
+        # another run's step holds the slot and waits for the file would stall both until the
+        # lock wait runs out.
+        instance = context.instance
+        granularity = instance.event_log_storage.get_pool_config().pool_granularity if instance else None
+        self._hold = granularity is not None and granularity.value == "run"  # unset means op
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        release_held(self.store_path)
 
     @property
     def root(self) -> Path:
@@ -26,19 +41,17 @@ class ChpitStore(dg.ConfigurableResource):
 
     @property
     def store(self) -> Store:
-        """The store as the build's steps use it: kept open in this process from the first step
-        that opens it until the run ends (in-process executor; a step, with one process per step),
-        so consecutive steps share one warm database and one checkpoint (see corpus/store.py)."""
-        return Store(self.store_path, hold=True)
+        """The store as the build's steps use it. Where the run owns the writer pool (see
+        setup_for_execution), it is kept open in this process from the first step that opens it
+        until the run ends (in-process executor; a step, with one process per step), so
+        consecutive steps share one warm database and one checkpoint (corpus/store.py)."""
+        return Store(self.store_path, hold=self._hold)
 
     def released_store(self) -> Store:
         """The store for a step that waits on the network between reads (model runs): what this
         process holds is closed first, so other processes are not locked out while it waits."""
         release_held(self.store_path)
         return Store(self.store_path)
-
-    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        release_held(self.store_path)
 
     @property
     def cache_dir(self) -> Path:

@@ -1,5 +1,5 @@
-"""Point 7: DuckDB has one writer at a time, so every step that writes the store holds the
-one slot of the `duckdb_writer` pool, and concurrent partition runs queue for it."""
+"""Point 7: DuckDB has one writer at a time, so every step that writes the store is in the
+`duckdb_writer` pool (one slot, given to whole runs), and runs started by hand wait for the file."""
 
 from __future__ import annotations
 
@@ -66,70 +66,59 @@ def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path
     assert {op for op, pool in opened if pool != POOL} == set()
 
 
+BUILD = [*PARSE, "act_changes", "eligible_changes", "bench_items", "core_split"]
+
+
 def _materialize(spawn: Spawn, env: dict[str, str], lang: str) -> Proc:
-    """`dagster asset materialize` of the per-language parse, as an operator or a backfill would run it.
-    In-process execution keeps the test quick; pools are claimed the same way by every executor."""
+    """`dagster asset materialize` of a language's build, as an operator runs it by hand: directly,
+    not through the run queue, so only the store's file lock keeps the two runs apart."""
     return spawn(
         [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "chpit_assets.definitions",
-         "--select", ",".join(PARSE), "--partition", lang,
+         "--select", ",".join(BUILD), "--partition", lang,
          "--config-json", json.dumps({"execution": {"config": {"in_process": {}}}})],
         env, f"materialize-{lang}",
     )
 
 
-def _blocked_on_pool(instance: dg.DagsterInstance, run_id: str) -> bool:
-    return any(
-        record.dagster_event is not None
-        and record.dagster_event.step_key == "parsed_articles"
-        and f"blocked by limit for pool {POOL}" in (record.dagster_event.message or "")
-        for record in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
-    )
+def _started(instance: dg.DagsterInstance, run_id: str, step: str) -> bool:
+    return any(r.dagster_event is not None and r.dagster_event.step_key == step
+               for r in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START))
 
 
-def _step_window(instance: dg.DagsterInstance, run_id: str, step: str) -> tuple[float, float]:
-    times = {
-        r.dagster_event_type: r.timestamp
-        for r in instance.all_logs(run_id)
-        if r.dagster_event is not None and r.dagster_event.step_key == step
-        and r.dagster_event_type in (dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS)
-    }
-    return times[dg.DagsterEventType.STEP_START], times[dg.DagsterEventType.STEP_SUCCESS]
-
-
-def test_two_partition_runs_at_once_queue_for_the_writer_slot(base_env, dagster_home, spawn, monkeypatch):
-    """A writer already holds the slot and the DuckDB file lock; runs for de and fr start meanwhile.
-    Both must wait for the slot (not fail on the lock), then write one after the other."""
+def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(base_env, dagster_home, spawn,
+                                                                               monkeypatch):
+    """The shipped instance gives the writer pool to whole runs (the run queue starts one at a time),
+    and such a run keeps the store open from its first step to its last. Runs started by hand skip
+    the queue: here a writer already holds the file and runs for de and fr start meanwhile. Both
+    must wait for the file (not fail on the lock), then each build in turn: the one holding the
+    file between its steps never waits for anything the other holds."""
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     store = Store(Path(base_env["CHPIT_DATA_DIR"]) / "chpit.duckdb")
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance, ExitStack() as holder:
-        events = instance.event_log_storage
-        # The limit comes from dagster.yaml alone: nothing was set on this fresh instance.
-        events.initialize_concurrency_limit_to_default(POOL)
-        assert events.get_concurrency_info(POOL).slot_count == 1
-        assert events.claim_concurrency_slot(POOL, "holder-run", "holder-step").is_claimed
-        holder.callback(events.free_concurrency_slot_for_step, "holder-run", "holder-step")
+        assert instance.event_log_storage.get_pool_config().pool_granularity.value == "run"
         holder.enter_context(store.connect())  # the exclusive file lock a running writer holds
-
         runs = {lang: _materialize(spawn, base_env, lang) for lang in ("de", "fr")}
         deadline = time.monotonic() + 120
         while True:
             run_ids = [r.run_id for r in instance.get_runs()]
-            if len(run_ids) == 2 and all(_blocked_on_pool(instance, run_id) for run_id in run_ids):
+            if len(run_ids) == 2 and all(_started(instance, run_id, "parsed_articles") for run_id in run_ids):
                 break
             for lang, proc in runs.items():
-                assert proc.popen.poll() is None, f"{lang} ended while the slot was taken:\n{proc.output()[-4000:]}"
-            assert time.monotonic() < deadline, "the runs never queued on the pool"
+                assert proc.popen.poll() is None, f"{lang} ended while the store was taken:\n{proc.output()[-4000:]}"
+            assert time.monotonic() < deadline, "the runs never reached the store"
             time.sleep(0.5)
-        holder.close()  # the writer finishes: lock and slot released
+        time.sleep(2)
+        for lang, proc in runs.items():  # still waiting, not failed
+            assert proc.popen.poll() is None, f"{lang} gave up on the lock:\n{proc.output()[-4000:]}"
+        holder.close()  # the writer finishes: the file is free
 
         for proc in runs.values():
-            proc.wait_ok(timeout=120)
+            proc.wait_ok(timeout=240)
         by_lang = {r.tags["dagster/partition"]: r for r in instance.get_runs()}
         assert {lang: r.status for lang, r in by_lang.items()} == {
             "de": dg.DagsterRunStatus.SUCCESS, "fr": dg.DagsterRunStatus.SUCCESS}
-        first, second = sorted(_step_window(instance, r.run_id, "parsed_articles") for r in by_lang.values())
-        assert first[1] <= second[0], "the two parsed_articles steps wrote at the same time"
-        assert events.get_concurrency_info(POOL).claimed_slots == []  # every slot given back
 
-    langs = dict(store.frame("SELECT lang, count(*) FROM ch_act_version GROUP BY lang").rows())
-    assert langs.get("de", 0) > 0 and langs.get("fr", 0) > 0
+    # Both languages went through the whole build (the sample's French changes make no items).
+    built = store.frame("SELECT lang, step FROM bench_stats ORDER BY ALL").rows()
+    assert built == [(lang, step) for lang in ("de", "fr") for step in ("bench_items", "eligible_changes")]
+    assert dict(store.frame("SELECT lang, count(*) FROM ch_act_version GROUP BY lang").rows()).keys() == {"de", "fr"}
