@@ -10,7 +10,8 @@
              fetch into the content-addressed cache (`download_editions`) and parse + store
              (`store_editions`) -- together `ingest_language` --, then per language act_changes,
              eligible_changes, bench_items, core_split (the builder's domain functions, as the Dagster
-             assets call them), then build_report.
+             assets call them), then build_report; the store held open from the first step to the
+             last and closed at the end (`close_store`: the last checkpoint), as an in-process run holds it.
    and again through Dagster itself (`--executors`): the build job per language partition and
              build_report_job, checks included, on a SQLite instance of its own, per executor.
 4. P3b       one new edition of one act in every language (`append_edition`, amending the act's longest
