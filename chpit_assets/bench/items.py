@@ -385,6 +385,7 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
     stale = [i for i, (fp, _) in stored.items() if current.get(i) != fp]
     changed = [json.loads(result.lines[n]) for n, i in enumerate(result.ids)
                if stored.get(i, (None,))[0] != result.fingerprints[n]]
+    # The same line, its core flag moved by the B16 redraw: only the flag is updated.
     redrawn = [i for i, fp in current.items() if i in stored and stored[i] == (fp, i not in core_ids)]
     rows = pl.DataFrame(
         {
