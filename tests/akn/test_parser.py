@@ -197,3 +197,15 @@ def test_text_with_the_parsers_reserved_separators_is_refused_not_garbled():
     # Other private-use characters (a font's symbol, say) are text like any other.
     text = parse_edition(body_of(article("art_1", "1", "1|Symbol \ue0ff hier.")), "t").articles[0].text
     assert text == "1 Symbol \ue0ff hier."
+
+
+def test_comments_anywhere_change_nothing():
+    """Comments are not wording: inside the identity, a number, a paragraph's text or between
+    articles, an edition parses exactly as it does without them."""
+    plain = edition_xml(body=article("art_1", "1", "1|Die Frist beträgt 30 Tage.", "2|Sie kann erstreckt werden."))
+    commented = (plain.replace(b"999.1 </docNumber>", b"999.<!-- SR -->1 </docNumber>")
+                 .replace(b"Art. 1</b>", b"Art. <!-- n -->1</b>")
+                 .replace(b"30 Tage", b"30<!-- alt: 20 --> Tage")
+                 .replace(b"<body>", b"<body><!-- Anfang -->"))
+    assert commented.count(b"<!--") == 4
+    assert parse_edition(commented, "t") == parse_edition(plain, "t")
