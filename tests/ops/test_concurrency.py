@@ -122,3 +122,49 @@ def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(
     built = store.frame("SELECT lang, step FROM bench_stats ORDER BY ALL").rows()
     assert built == [(lang, step) for lang in ("de", "fr") for step in ("bench_items", "eligible_changes")]
     assert dict(store.frame("SELECT lang, count(*) FROM ch_act_version GROUP BY lang").rows()).keys() == {"de", "fr"}
+
+
+def _run_window(instance: dg.DagsterInstance, run_id: str) -> tuple[float, float]:
+    times = {r.dagster_event_type: r.timestamp for r in instance.all_logs(run_id)
+             if r.dagster_event_type in (dg.DagsterEventType.RUN_START, dg.DagsterEventType.RUN_SUCCESS)}
+    return times[dg.DagsterEventType.RUN_START], times[dg.DagsterEventType.RUN_SUCCESS]
+
+
+def test_the_run_queue_runs_the_language_builds_one_after_another(base_env, dagster_home, spawn, monkeypatch):
+    """Schedules, sensors and backfills submit to the run queue. With the shipped instance the
+    daemon starts one run that writes the store at a time, and that run owns the pool to its end:
+    two language builds queued together run one after the other, and both succeed. Another
+    process holds the store at first, so the first run is still in progress when the queue
+    decides about the second."""
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    workspace = str(Path(__file__).resolve().parents[2] / "workspace.yaml")
+    store = Store(Path(base_env["CHPIT_DATA_DIR"]) / "chpit.duckdb")
+    for lang in ("de", "fr"):  # both queued before the daemon starts: it finds them together
+        launch = spawn([sys.executable, "-m", "dagster", "job", "launch", "-w", workspace, "-j", "build",
+                        "--tags", json.dumps({"dagster/partition": lang})], base_env, f"launch-{lang}")
+        launch.wait_ok(timeout=120)
+    with dg.DagsterInstance.from_config(str(dagster_home)) as instance, ExitStack() as holder:
+        assert [r.status for r in instance.get_runs()] == [dg.DagsterRunStatus.QUEUED] * 2
+        # The queue learns a pool's default limit during its first pass and only applies it from the
+        # next (Dagster 1.13); the limit is recorded here as any earlier run would have recorded it.
+        instance.event_log_storage.initialize_concurrency_limit_to_default(POOL)
+        holder.enter_context(store.connect())  # a writer elsewhere: the first run waits for it
+        daemon = spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], base_env, "daemon")
+
+        def wait_for(done, what: str) -> None:
+            deadline = time.monotonic() + 240
+            while not done():
+                assert daemon.popen.poll() is None, f"the daemon stopped:\n{daemon.output()[-4000:]}"
+                assert time.monotonic() < deadline, f"{what}:\n{daemon.output()[-4000:]}"
+                time.sleep(0.5)
+
+        wait_for(lambda: any(r.status == dg.DagsterRunStatus.STARTED for r in instance.get_runs()), "no run started")
+        time.sleep(3)  # the daemon dequeues every few seconds: time enough to start the second, were it allowed
+        assert sorted(r.status.value for r in instance.get_runs()) == ["QUEUED", "STARTED"]
+        holder.close()
+        wait_for(lambda: all(r.is_finished for r in instance.get_runs()), "the queued runs did not finish")
+        runs = instance.get_runs()
+        assert {r.tags["dagster/partition"]: r.status for r in runs} == {
+            "de": dg.DagsterRunStatus.SUCCESS, "fr": dg.DagsterRunStatus.SUCCESS}
+        first, second = sorted(_run_window(instance, r.run_id) for r in runs)
+    assert first[1] <= second[0], "the two build runs were in progress at the same time"
