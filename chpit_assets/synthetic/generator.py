@@ -492,9 +492,9 @@ def _apply(state: _State, shape: str, target: str, occasion: Occasion, params: P
 _WORKER: dict = {}
 
 
-def _worker_init(params: Params, templates: list[Template] | None, sample_dir: Path, out: Path) -> None:
-    # Under fork the parent's templates are inherited; otherwise (spawn) each worker reads the sample.
-    _WORKER.update(params=params, templates=templates or load_material(sample_dir, params.langs), out=out)
+def _worker_init(params: Params, sample_dir: Path, out: Path) -> None:
+    # Each worker reads the sample itself: the templates hold lxml elements, which do not pickle.
+    _WORKER.update(params=params, templates=load_material(sample_dir, params.langs), out=out)
 
 
 def _worker_act(index: int) -> tuple[dict, list[dict]]:
@@ -556,10 +556,10 @@ def _acts(params: Params, templates: list[Template], sample_dir: Path, out: Path
         for index in range(params.acts):
             yield _generate_act(index, params, templates, out)
         return
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    inherited = templates if ctx.get_start_method() == "fork" else None
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(params, inherited, sample_dir, out)) as pool:
+    # Spawned, not forked: the caller may have threads (polars', DuckDB's, a test runner's), and a
+    # child forked while one of them held a lock waits for it forever (seen in CI).
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(params, sample_dir, out)) as pool:
         yield from pool.imap(_worker_act, range(params.acts), chunksize=4)
 
 
