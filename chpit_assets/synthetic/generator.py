@@ -514,7 +514,9 @@ def _prepare(out: Path) -> None:
 
 
 def generate(params: Params, out: Path, sample_dir: Path, workers: int = 1) -> Summary:
-    """Write the corpus to `out` (wiped first if it holds an earlier synthetic corpus)."""
+    """Write the corpus to `out` (wiped first if it holds an earlier synthetic corpus). With
+    `workers` > 1 the acts are generated in spawned processes, which import the calling script
+    again: call it from a module or under `if __name__ == "__main__":`, as the CLI does."""
     params.check()
     out = Path(out)
     templates = load_material(Path(sample_dir), params.langs)
