@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -80,6 +80,16 @@ def _materialize(spawn: Spawn, env: dict[str, str], lang: str) -> Proc:
     )
 
 
+def _wait_until(done: Callable[[], bool], procs: dict[str, Proc], what: str, timeout: float = 240) -> None:
+    """Poll `done` until it holds, failing with a process's output when one of `procs` ends first."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        for name, proc in procs.items():
+            assert proc.popen.poll() is None, f"{name} ended early:\n{proc.output()[-4000:]}"
+        assert time.monotonic() < deadline, what
+        time.sleep(0.5)
+
+
 def _started(instance: dg.DagsterInstance, run_id: str, step: str) -> bool:
     return any(r.dagster_event is not None and r.dagster_event.step_key == step
                for r in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START))
@@ -98,15 +108,12 @@ def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(
         assert instance.event_log_storage.get_pool_config().pool_granularity.value == "run"
         holder.enter_context(store.connect())  # the exclusive file lock a running writer holds
         runs = {lang: _materialize(spawn, base_env, lang) for lang in ("de", "fr")}
-        deadline = time.monotonic() + 120
-        while True:
+
+        def both_at_the_store() -> bool:
             run_ids = [r.run_id for r in instance.get_runs()]
-            if len(run_ids) == 2 and all(_started(instance, run_id, "parsed_articles") for run_id in run_ids):
-                break
-            for lang, proc in runs.items():
-                assert proc.popen.poll() is None, f"{lang} ended while the store was taken:\n{proc.output()[-4000:]}"
-            assert time.monotonic() < deadline, "the runs never reached the store"
-            time.sleep(0.5)
+            return len(run_ids) == 2 and all(_started(instance, run_id, "parsed_articles") for run_id in run_ids)
+
+        _wait_until(both_at_the_store, runs, "the runs never reached the store", timeout=120)
         time.sleep(2)
         for lang, proc in runs.items():  # still waiting, not failed
             assert proc.popen.poll() is None, f"{lang} gave up on the lock:\n{proc.output()[-4000:]}"
@@ -149,20 +156,13 @@ def test_the_run_queue_runs_the_language_builds_one_after_another(base_env, dags
         # next (Dagster 1.13); the limit is recorded here as any earlier run would have recorded it.
         instance.event_log_storage.initialize_concurrency_limit_to_default(POOL)
         holder.enter_context(store.connect())  # a writer elsewhere: the first run waits for it
-        daemon = spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], base_env, "daemon")
-
-        def wait_for(done, what: str) -> None:
-            deadline = time.monotonic() + 240
-            while not done():
-                assert daemon.popen.poll() is None, f"the daemon stopped:\n{daemon.output()[-4000:]}"
-                assert time.monotonic() < deadline, f"{what}:\n{daemon.output()[-4000:]}"
-                time.sleep(0.5)
-
-        wait_for(lambda: any(r.status == dg.DagsterRunStatus.STARTED for r in instance.get_runs()), "no run started")
+        daemon = {"daemon": spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], base_env, "daemon")}
+        _wait_until(lambda: any(r.status == dg.DagsterRunStatus.STARTED for r in instance.get_runs()), daemon,
+                    "no run started")
         time.sleep(3)  # the daemon dequeues every few seconds: time enough to start the second, were it allowed
         assert sorted(r.status.value for r in instance.get_runs()) == ["QUEUED", "STARTED"]
         holder.close()
-        wait_for(lambda: all(r.is_finished for r in instance.get_runs()), "the queued runs did not finish")
+        _wait_until(lambda: all(r.is_finished for r in instance.get_runs()), daemon, "the queued runs did not finish")
         runs = instance.get_runs()
         assert {r.tags["dagster/partition"]: r.status for r in runs} == {
             "de": dg.DagsterRunStatus.SUCCESS, "fr": dg.DagsterRunStatus.SUCCESS}
