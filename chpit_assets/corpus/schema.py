@@ -89,22 +89,24 @@ ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS short_form VARCHAR;
 
 CREATE TABLE IF NOT EXISTS ch_act_article (
     version_id     BIGINT NOT NULL,
-    e_id           VARCHAR NOT NULL,
+    e_id           VARCHAR NOT NULL,               -- as Fedlex publishes it; can repeat within an edition
+    occurrence     INTEGER NOT NULL DEFAULT 1,     -- 1, 2, ... among the edition's articles with this e_id, document order
     article_number VARCHAR,                        -- NULL when it did not parse (B8)
     heading        VARCHAR,
     text           VARCHAR NOT NULL,               -- verbatim, one paragraph per line
-    PRIMARY KEY (version_id, e_id)
+    PRIMARY KEY (version_id, e_id, occurrence)
 );
 
 CREATE TABLE IF NOT EXISTS ch_act_change (
     act_id             BIGINT NOT NULL,
     e_id               VARCHAR NOT NULL,
+    occurrence         INTEGER NOT NULL DEFAULT 1, -- the article key is (e_id, occurrence), as in ch_act_article
     lang               VARCHAR NOT NULL,
     change_type        VARCHAR NOT NULL,           -- added | removed | modified (B3)
     old_version_id     BIGINT NOT NULL,
     new_version_id     BIGINT NOT NULL,
     date_applicability DATE NOT NULL,              -- the new edition's
-    PRIMARY KEY (act_id, e_id, lang, new_version_id)
+    PRIMARY KEY (act_id, e_id, occurrence, lang, new_version_id)
 );
 """
 
