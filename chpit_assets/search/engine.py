@@ -1,0 +1,190 @@
+"""Ranked search over the articles of the editions in force on a date.
+
+Strategies, each a ranking of the same candidates (articles of editions in force on `as_of`,
+optionally of one SR number), fused by reciprocal rank fusion:
+
+| strategy | what it ranks | why |
+|---|---|---|
+| `citation` | the article the query cites, number and act ("Art. 24 DSG", "art. 336a CO (RS 220)") | a cited article is the strongest signal there is, and BM25 barely sees short numbers |
+| `number` | articles carrying the cited number, in any act (when the act is not named or not found) | "Art. 24" alone still narrows the field |
+| `words_all` | BM25 over `words`, every query word required | precise when the query's wording is the law's |
+| `words_any` | BM25 over `words`, any query word | recall when some query words are not in the text |
+| `grams` | BM25 over character 5-grams, any gram | German compounds and inflections ("Datenschutzgesetzes") |
+
+RRF: score(article) = sum over strategies s of WEIGHTS[s] / (RRF_K + rank_s(article)), rank from 1,
+RRF_K = 60 (the constant the case-law search engine uses; it damps the difference between rank 1
+and rank 2 of one strategy so that agreement between strategies decides). Ties are broken by SR
+number, edition and article key, never by row ids, so an index built incrementally ranks exactly
+as one built from scratch.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from .index import INDEX_VERSION, WORD_WEIGHTS, SearchIndexError, index_path
+from .query import Citation, fold, grams, match_expression, parse_citation, words
+
+RRF_K = 60
+# A cited article outweighs rank 1 in all three text strategies together (4/61 > 2.8/61).
+WEIGHTS = {"citation": 4.0, "number": 1.0, "words_all": 1.0, "words_any": 1.0, "grams": 0.8}
+CANDIDATES = 100   # per strategy: deep enough that fusion can promote what one strategy ranks low
+SNIPPET_WORDS = 30
+
+
+@dataclass(frozen=True)
+class Hit:
+    sr_number: str
+    abbreviation: str | None
+    article_number: str | None
+    e_id: str
+    occurrence: int
+    heading: str | None
+    version_id: int
+    date_applicability: str
+    date_end_applicability: str | None
+    snippet: str
+    score: float
+    strategies: dict[str, int]   # strategy -> rank of this article in it
+
+    def as_dict(self) -> dict:
+        return {
+            "sr_number": self.sr_number,
+            "abbreviation": self.abbreviation,
+            "article_number": self.article_number,
+            "e_id": self.e_id,
+            "occurrence": self.occurrence,
+            "heading": self.heading,
+            "version": {"version_id": self.version_id, "date_applicability": self.date_applicability,
+                        "date_end_applicability": self.date_end_applicability},
+            "snippet": self.snippet,
+            "score": round(self.score, 6),
+            "strategies": self.strategies,
+        }
+
+
+# Candidates: articles of editions covering the date (inclusive end), optionally of one SR number.
+_IN_FORCE = ("e.date_applicability <= :as_of AND (e.date_end_applicability IS NULL OR "
+             "e.date_end_applicability >= :as_of) AND (:sr IS NULL OR e.sr_number = :sr)")
+
+
+class SearchIndex:
+    """A read-only handle on `{lang}.sqlite`, reopened when a build swapped a new file in."""
+
+    def __init__(self, search_dir: Path | str, lang: str):
+        self.path = index_path(search_dir, lang)
+        self.lang = lang
+        self._db: sqlite3.Connection | None = None
+        self._inode: tuple[int, int] | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            raise SearchIndexError(f"no search index for {self.lang!r} at {self.path}; "
+                                   f"materialise search_index[{self.lang}]") from None
+        inode = (stat.st_ino, stat.st_mtime_ns)
+        if self._db is None or inode != self._inode:
+            if self._db is not None:
+                self._db.close()
+            # immutable=1: the file is never written in place (a build renames a new one over it).
+            self._db = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+            version = self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if version is None or version[0] != INDEX_VERSION:
+                raise SearchIndexError(f"{self.path} has index version {version and version[0]!r}, "
+                                       f"this code reads {INDEX_VERSION!r}; materialise search_index[{self.lang}]")
+            self._inode = inode
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def search(self, query: str, as_of: date, sr_number: str | None = None, limit: int = 10) -> list[Hit]:
+        db = self._connection()
+        params = {"as_of": as_of.isoformat(), "sr": sr_number}
+        tokens = words(query, self.lang)
+        rankings: dict[str, list[int]] = {}
+        citation = parse_citation(query, self.lang)
+        if citation.article is not None:
+            named, others = self._cited(db, citation, params)
+            rankings["citation" if named else "number"] = named or others
+        weights = ", ".join(str(w) for w in WORD_WEIGHTS)
+        for name, operator in (("words_all", "AND"), ("words_any", "OR")):
+            expression = match_expression(tokens, operator)
+            if expression:
+                rankings[name] = self._ranked(db, "words", f"bm25(words, {weights})", expression, params)
+        gram_expression = match_expression(grams(" ".join(tokens)), "OR")
+        if gram_expression:
+            rankings["grams"] = self._ranked(db, "grams", "bm25(grams)", gram_expression, params)
+        return self._fuse(db, rankings, tokens, limit)
+
+    def _ranked(self, db: sqlite3.Connection, table: str, rank: str, expression: str, params: dict) -> list[int]:
+        sql = (f"SELECT a.id FROM {table} f JOIN article a ON a.id = f.rowid JOIN edition e USING (version_id) "
+               f"WHERE {table} MATCH :q AND {_IN_FORCE} "
+               f"ORDER BY {rank}, e.sr_number, e.version_id, a.e_id, a.occurrence LIMIT {CANDIDATES}")
+        return [r[0] for r in db.execute(sql, {**params, "q": expression})]
+
+    def _cited(self, db: sqlite3.Connection, citation: Citation, params: dict) -> tuple[list[int], list[int]]:
+        """Articles carrying the cited number: (those of the act the query names, by SR number or
+        abbreviation; all of them), each the top-level e_id before a nested one, then the first
+        occurrence (B9, R2)."""
+        number = re.sub(r"\s+", "", citation.article or "")
+        rows = db.execute(
+            "SELECT a.id, e.sr_number, e.abbreviation, a.e_id, a.occurrence, e.version_id FROM article a "
+            f"JOIN edition e USING (version_id) WHERE replace(lower(a.article_number), ' ', '') = :n AND {_IN_FORCE}",
+            {**params, "n": number},
+        ).fetchall()
+        abbreviation = fold(citation.abbreviation, self.lang) if citation.abbreviation else None
+
+        def names_act(row: tuple) -> bool:
+            sr, abbr = row[1], row[2]
+            return (citation.sr_number is not None and sr == citation.sr_number) or (
+                abbreviation is not None and abbr is not None and fold(abbr, self.lang) == abbreviation)
+
+        rows.sort(key=lambda r: ("/" in r[3], r[4], r[1], r[5], r[3]))
+        return [r[0] for r in rows if names_act(r)][:CANDIDATES], [r[0] for r in rows][:CANDIDATES]
+
+    def _fuse(self, db: sqlite3.Connection, rankings: dict[str, list[int]], tokens: list[str], limit: int) -> list[Hit]:
+        scores: dict[int, float] = {}
+        ranks: dict[int, dict[str, int]] = {}
+        for name, ids in rankings.items():
+            for rank, article in enumerate(ids, start=1):
+                scores[article] = scores.get(article, 0.0) + WEIGHTS[name] / (RRF_K + rank)
+                ranks.setdefault(article, {})[name] = rank
+        if not scores:
+            return []
+        rows = {r[0]: r for r in db.execute(
+            "SELECT a.id, e.sr_number, e.abbreviation, a.article_number, a.e_id, a.occurrence, a.heading, "
+            "e.version_id, e.date_applicability, e.date_end_applicability, a.text "
+            f"FROM article a JOIN edition e USING (version_id) WHERE a.id IN ({','.join('?' * len(scores))})",
+            list(scores))}
+        order = sorted(scores, key=lambda i: (-scores[i], rows[i][1], rows[i][7], rows[i][4], rows[i][5]))
+        hits = []
+        for article in order[:limit]:
+            _, sr, abbr, number, e_id, occurrence, heading, version_id, start, end, text = rows[article]
+            hits.append(Hit(sr, abbr, number, e_id, occurrence, heading, version_id, start, end,
+                            snippet(text, tokens, self.lang), scores[article], ranks[article]))
+        return hits
+
+
+_WORD = re.compile(r"\S+")
+
+
+def snippet(text: str, tokens: list[str], lang: str, size: int = SNIPPET_WORDS) -> str:
+    """About `size` words of the original text around its first word that matches a query token
+    (compared folded), with "…" where it is cut; the text's start when no word matches."""
+    spans = list(_WORD.finditer(text))
+    wanted = set(tokens)
+    first = next((n for n, m in enumerate(spans) if set(fold(m[0], lang).split()) & wanted), 0)
+    start = max(0, min(first - size // 3, len(spans) - size))
+    chosen = spans[start:start + size]
+    if not chosen:
+        return ""
+    body = text[chosen[0].start():chosen[-1].end()]
+    return ("…" if start > 0 else "") + body + ("…" if start + size < len(spans) else "")

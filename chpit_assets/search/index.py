@@ -1,0 +1,186 @@
+"""The full-text index over every parsed edition of a language: one SQLite FTS5 file.
+
+One file per language (`{lang}.sqlite`), read by the search tool and written only here. It holds
+every article of every parsed edition with its act (SR number, abbreviation in the language,
+title), number, heading, text and the edition's validity interval, so a search can be limited to
+the editions in force on a date.
+
+Two FTS5 tables index the same articles (rowid = the article's row):
+ * `words`: act abbreviation, title, article number, heading and text, folded (`query.fold`),
+   tokenizer `unicode61 remove_diacritics 2`; BM25 weights per column in `WORD_WEIGHTS`;
+ * `grams`: the character 5-grams of the heading and text, for German compounds and inflected
+   forms that share no whole word with the question.
+
+Atomic swap: a build writes `{lang}.sqlite.tmp-<pid>` and renames it over the index, so a reader
+opens either the old file or the new one, never a half-built one (a reader holding the old file
+open keeps reading its inode). Incremental: the build starts from a copy of the current index and
+only deletes and inserts the articles of editions whose fingerprint (file sha256, parser version,
+validity interval, act fields) changed; an unchanged corpus gives a byte-identical file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from chpit_assets.corpus.schema import ALIAS_PREFERENCE
+
+from .query import fold, grams
+
+INDEX_VERSION = "1"  # bump when the layout or the folding changes: every index is rebuilt once
+
+# BM25 column weights of `words`: a hit in the act's abbreviation or the article number names the
+# article; a heading (marginal note) is a short summary of it; the title repeats for every article
+# of the act and so weighs least; the text is long and noisy.
+WORD_COLUMNS = ("abbreviation", "title", "article_number", "heading", "text")
+WORD_WEIGHTS = (4.0, 0.5, 4.0, 2.0, 1.0)
+
+_DDL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE edition (
+    version_id INTEGER PRIMARY KEY, act_id INTEGER NOT NULL, sr_number TEXT NOT NULL, abbreviation TEXT,
+    title TEXT, date_applicability TEXT NOT NULL, date_end_applicability TEXT, fingerprint TEXT NOT NULL
+);
+CREATE TABLE article (
+    id INTEGER PRIMARY KEY, version_id INTEGER NOT NULL, e_id TEXT NOT NULL, occurrence INTEGER NOT NULL,
+    article_number TEXT, heading TEXT, text TEXT NOT NULL
+);
+CREATE INDEX article_version ON article (version_id);
+CREATE INDEX edition_interval ON edition (date_applicability, date_end_applicability);
+CREATE VIRTUAL TABLE words USING fts5(abbreviation, title, article_number, heading, text,
+    tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE grams USING fts5(gram, tokenize = 'unicode61 remove_diacritics 2');
+"""
+
+# Every parsed edition of the language with what the index shows of its act. The abbreviation is
+# the one the question templates use (B7): German from ch_act, other languages their preferred alias.
+_EDITIONS_SQL = f"""
+SELECT v.version_id, v.act_id, a.sr_number,
+       CASE WHEN $lang = 'de' THEN a.abbreviation ELSE (
+           SELECT arg_min(abbr, ({ALIAS_PREFERENCE})) FROM ch_act_alias l WHERE l.act_id = v.act_id AND l.lang = $lang)
+       END AS abbreviation,
+       coalesce(v.title, '') AS title, CAST(v.date_applicability AS VARCHAR),
+       CAST(v.date_end_applicability AS VARCHAR), coalesce(v.sha256, ''), coalesce(v.parser_version, '')
+FROM ch_act_version v JOIN ch_act a USING (act_id)
+WHERE v.lang = $lang AND v.stage = 'parsed' AND a.jurisdiction = 'CH'
+ORDER BY v.version_id
+"""
+
+_ARTICLES_SQL = """
+SELECT version_id, e_id, occurrence, article_number, heading, text FROM ch_act_article
+WHERE version_id IN (SELECT unnest($ids)) ORDER BY version_id, e_id, occurrence
+"""
+
+
+class SearchIndexError(RuntimeError):
+    """The index cannot be built or read; names the file."""
+
+
+@dataclass(frozen=True)
+class IndexBuild:
+    path: Path
+    editions: int
+    articles: int
+    editions_added: int
+    editions_removed: int
+
+
+def index_path(search_dir: Path | str, lang: str) -> Path:
+    return Path(search_dir) / f"{lang}.sqlite"
+
+
+def _fingerprint(row: tuple) -> str:
+    # sha256 + parser version vouch for the articles (ingest rewrites them only when one changes);
+    # the rest is what the index shows of the edition and its act.
+    return hashlib.sha256("|".join("" if v is None else str(v) for v in (INDEX_VERSION, *row)).encode()).hexdigest()
+
+
+def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | str) -> IndexBuild:
+    """Bring `{lang}.sqlite` up to date with the store behind `con` and swap it in atomically."""
+    path = index_path(search_dir, lang)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    editions = {row[0]: (row, _fingerprint(row)) for row in con.execute(_EDITIONS_SQL, {"lang": lang}).fetchall()}
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    if path.exists() and _readable_version(path) == INDEX_VERSION:
+        shutil.copyfile(path, tmp)
+        fresh = False
+    else:
+        fresh = True
+    db = sqlite3.connect(tmp, isolation_level=None)
+    try:
+        if fresh:
+            db.executescript(_DDL)
+            db.execute("INSERT INTO meta VALUES ('version', ?), ('lang', ?)", [INDEX_VERSION, lang])
+        stored = dict(db.execute("SELECT version_id, fingerprint FROM edition").fetchall())
+        stale = [v for v, fp in stored.items() if editions.get(v, (None, None))[1] != fp]
+        new = sorted(v for v, (_, fp) in editions.items() if stored.get(v) != fp)
+        db.execute("BEGIN")
+        _delete(db, stale)
+        _insert(db, con, lang, [editions[v] for v in new])
+        db.execute("COMMIT")  # FTS5's automerge keeps the segments a nightly rebuild appends in check
+        counts = db.execute("SELECT (SELECT count(*) FROM edition), (SELECT count(*) FROM article)").fetchone()
+    except BaseException:
+        db.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    db.close()
+    if not fresh and not stale and not new:
+        tmp.unlink()  # nothing changed: keep the file (and its bytes) as it is
+    else:
+        os.replace(tmp, path)
+    return IndexBuild(path, counts[0], counts[1], len(new), len(stale))
+
+
+def _readable_version(path: Path) -> str | None:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:  # a damaged or foreign file: rebuilt from scratch
+        return None
+
+
+def _delete(db: sqlite3.Connection, version_ids: list[int]) -> None:
+    for version_id in version_ids:
+        ids = [r[0] for r in db.execute("SELECT id FROM article WHERE version_id = ?", [version_id])]
+        db.executemany("DELETE FROM words WHERE rowid = ?", [(i,) for i in ids])
+        db.executemany("DELETE FROM grams WHERE rowid = ?", [(i,) for i in ids])
+        db.execute("DELETE FROM article WHERE version_id = ?", [version_id])
+        db.execute("DELETE FROM edition WHERE version_id = ?", [version_id])
+
+
+def _insert(db: sqlite3.Connection, con: duckdb.DuckDBPyConnection, lang: str,
+            editions: list[tuple[tuple, str]]) -> None:
+    if not editions:
+        return
+    by_version = {}
+    for row, fingerprint in editions:
+        version_id, act_id, sr_number, abbreviation, title, start, end = row[:7]
+        db.execute("INSERT INTO edition VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   [version_id, act_id, sr_number, abbreviation, title, start, end, fingerprint])
+        by_version[version_id] = (abbreviation or "", title)
+    next_id = (db.execute("SELECT coalesce(max(id), 0) FROM article").fetchone()[0]) + 1
+    cursor = con.execute(_ARTICLES_SQL, {"ids": sorted(by_version)})
+    while batch := cursor.fetchmany(2048):
+        articles, word_rows, gram_rows = [], [], []
+        for version_id, e_id, occurrence, number, heading, text in batch:
+            abbreviation, title = by_version[version_id]
+            articles.append((next_id, version_id, e_id, occurrence, number, heading, text))
+            folded_heading, folded_text = fold(heading or "", lang), fold(text, lang)
+            word_rows.append((next_id, fold(abbreviation, lang), fold(title, lang), fold(number or "", lang),
+                              folded_heading, folded_text))
+            gram_rows.append((next_id, " ".join(grams(f"{folded_heading} {folded_text}"))))
+            next_id += 1
+        db.executemany("INSERT INTO article VALUES (?, ?, ?, ?, ?, ?, ?)", articles)
+        db.executemany("INSERT INTO words (rowid, abbreviation, title, article_number, heading, text) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", word_rows)
+        db.executemany("INSERT INTO grams (rowid, gram) VALUES (?, ?)", gram_rows)

@@ -1,0 +1,168 @@
+"""The article search on the real Fedlex sample, ingested by the pipeline's own code (no network)."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from chpit_assets.corpus.ingest import ingest_language
+from chpit_assets.corpus.store import Store
+from chpit_assets.fedlex.catalog import load_sample_catalog
+from chpit_assets.search.engine import SearchIndex, snippet
+from chpit_assets.search.index import build_index, index_path
+from chpit_assets.search.query import fold, grams, match_expression, parse_citation, words
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    root = tmp_path_factory.mktemp("search")
+    store = Store(root / "chpit.duckdb")
+    catalog = load_sample_catalog(SAMPLE)
+    for lang in ("de", "fr"):
+        ingest_language(store, catalog, lang, root / "cache")
+    with store.connect(read_only=True) as con:
+        for lang in ("de", "fr"):
+            build_index(con, lang, root / "search")
+    return store, root / "search"
+
+
+# query handling ---------------------------------------------------------------------------------
+
+def test_folding_matches_umlauts_their_ascii_spellings_and_case():
+    assert fold("Prüfung", "de") == fold("PRUEFUNG", "de") == fold("Prufung", "de") == "prufung"
+    # Both sides are folded alike, so a real "ue" is no loss: "Feuer" meets "Feuer".
+    assert fold("Feuer", "de") == fold("FEUER", "de")
+    # ae/oe/ue is a German spelling only; French keeps "oe" of "oeuvre" apart from "ovre".
+    assert fold("oeuvre", "fr") != fold("ovre", "fr")
+    assert fold("l'article «premier» — 5-bis", "fr") == "l article premier 5 bis"
+
+
+def test_every_token_is_quoted_so_or_is_the_code_of_obligations_not_an_operator():
+    expression = match_expression(words("Art. 7 OR AND NOT NEAR(x)", "de"), "AND")
+    assert expression == '"art" AND "7" AND "or" AND "and" AND "not" AND "near" AND "x"'
+    assert match_expression([], "OR") is None
+    with pytest.raises(ValueError):
+        match_expression(["a"], "NEAR")
+
+
+@given(st.text(max_size=80))
+def test_any_text_gives_a_valid_match_expression(text):
+    import sqlite3
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'unicode61 remove_diacritics 2')")
+    db.execute("INSERT INTO t VALUES ('abc')")
+    for operator in ("AND", "OR"):
+        expression = match_expression(words(text, "de"), operator)
+        if expression:
+            db.execute("SELECT count(*) FROM t WHERE t MATCH ?", [expression]).fetchone()  # no syntax error
+
+
+def test_grams_split_long_words_and_keep_short_ones():
+    assert grams("datenschutz art 7") == ["daten", "atens", "tensc", "ensch", "nschu", "schut", "chutz", "art", "7"]
+
+
+@pytest.mark.parametrize("text, lang, expected", [
+    ("Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung? Zitiere den Wortlaut.", "de",
+     ("24", "DSG", "235.1", date(2025, 4, 1))),
+    ("Quel est le texte de l'art. 336a CO (RS 220) en vigueur le 1 avril 2025 ? Citez-le mot à mot.", "fr",
+     ("336a", "CO", "220", date(2025, 4, 1))),
+    ("Quel est le texte de l'art. 5 LPD (RS 235.1) en vigueur le 1er août 2023 ?", "fr",
+     ("5", "LPD", "235.1", date(2023, 8, 1))),
+    ("Qual è il testo dell'art. 5bis Cost. (RS 101) in vigore il 30 giugno 2022? Citalo alla lettera.", "it",
+     ("5bis", "Cost.", "101", date(2022, 6, 30))),
+    ("Art. 268a bis Abs. 2 ZGB am 2024-02-29", "de", ("268a bis", "ZGB", None, date(2024, 2, 29))),
+    ("Wie lautet Art. 12 in der Fassung vom 31. Februar 2024?", "de", ("12", None, None, None)),
+    ("Welcher Artikel des OR regelt das?", "de", (None, None, None, None)),
+])
+def test_citations_are_read_from_the_question_text(text, lang, expected):
+    c = parse_citation(text, lang)
+    assert (c.article, c.abbreviation, c.sr_number, c.as_of) == expected
+
+
+def test_snippet_is_original_text_around_the_first_match():
+    text = " ".join(f"w{i}" for i in range(100)) + " Datenschutzbeauftragte " + " ".join(f"v{i}" for i in range(100))
+    s = snippet(text, ["datenschutzbeauftragte"], "de", size=10)
+    assert s.startswith("…") and s.endswith("…") and "Datenschutzbeauftragte" in s
+    assert snippet("kurz", ["nichts"], "de") == "kurz"
+
+
+# the index on the real sample ----------------------------------------------------------------------
+
+def test_the_cited_article_of_the_edition_in_force_ranks_first(sample):
+    _, search_dir = sample
+    index = SearchIndex(search_dir, "de")
+    hits = index.search("Wie lautet Art. 24 DSG (SR 235.1)?", date(2024, 1, 1))
+    top = hits[0]
+    assert (top.sr_number, top.article_number, top.abbreviation) == ("235.1", "24", "DSG")
+    # 2024-01-01 lies in the 2023-09-01 edition, which lacks para. 5bis (added 2025-04-01).
+    assert (top.date_applicability, top.date_end_applicability) == ("2023-09-01", "2025-03-31")
+    later = index.search("Art. 24 DSG", date(2025, 5, 1))[0]
+    assert later.date_applicability == "2025-04-01" and later.version_id != top.version_id
+
+
+def test_words_find_an_article_without_its_number_in_the_right_act(sample):
+    _, search_dir = sample
+    index = SearchIndex(search_dir, "de")
+    hits = index.search("Meldung von Verletzungen der Datensicherheit", date(2025, 5, 1), sr_number="235.1")
+    assert hits and all(h.sr_number == "235.1" for h in hits)
+    assert "24" in [h.article_number for h in hits[:3]]
+
+
+def test_a_date_before_every_edition_finds_nothing(sample):
+    _, search_dir = sample
+    assert SearchIndex(search_dir, "de").search("Art. 24 DSG", date(1990, 1, 1), sr_number="235.1") == []
+
+
+def test_or_is_searched_as_the_abbreviation(sample):
+    _, search_dir = sample
+    hits = SearchIndex(search_dir, "de").search("Art. 1 OR", date(2024, 6, 1))
+    assert hits[0].abbreviation == "OR" and hits[0].article_number == "1"
+
+
+def test_an_unchanged_store_leaves_the_index_file_as_it_is(sample, tmp_path):
+    store, search_dir = sample
+    copy = tmp_path / "search"
+    shutil.copytree(search_dir, copy)
+    before = index_path(copy, "de").read_bytes()
+    with store.connect(read_only=True) as con:
+        result = build_index(con, "de", copy)
+    assert (result.editions_added, result.editions_removed) == (0, 0)
+    assert index_path(copy, "de").read_bytes() == before
+
+
+def test_incremental_build_ranks_exactly_as_a_build_from_scratch(sample, tmp_path):
+    store, search_dir = sample
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    shutil.copy(index_path(search_dir, "de"), index_path(stale, "de"))
+    # Make the copy believe one edition changed: it is deleted and inserted again.
+    import sqlite3
+    db = sqlite3.connect(index_path(stale, "de"))
+    db.execute("UPDATE edition SET fingerprint = 'old' WHERE version_id = (SELECT min(version_id) FROM edition)")
+    db.commit()
+    db.close()
+    with store.connect(read_only=True) as con:
+        result = build_index(con, "de", stale)
+    assert (result.editions_added, result.editions_removed) == (1, 1)
+    queries = ["Art. 24 DSG", "Datensicherheit Meldung", "Bundesverfassung Grundrechte", "Vertrag Angebot Annahme"]
+    for q in queries:
+        a = [h.as_dict() for h in SearchIndex(search_dir, "de").search(q, date(2025, 5, 1))]
+        b = [h.as_dict() for h in SearchIndex(stale, "de").search(q, date(2025, 5, 1))]
+        assert a == b, q
+
+
+def test_a_reader_sees_the_new_file_after_a_swap(sample, tmp_path):
+    store, search_dir = sample
+    copy = tmp_path / "swap"
+    copy.mkdir()
+    index = SearchIndex(copy, "de")
+    with pytest.raises(Exception, match="no search index"):
+        index.search("Art. 1", date(2025, 1, 1))
+    shutil.copy(index_path(search_dir, "de"), index_path(copy, "de"))
+    assert index.search("Art. 24 DSG", date(2025, 5, 1))
