@@ -89,6 +89,7 @@ class IndexBuild:
     articles: int
     editions_added: int
     editions_removed: int
+    digest: str            # of every indexed edition's fingerprint: equal digests, equal index content
 
 
 def index_path(search_dir: Path | str, lang: str) -> Path:
@@ -135,7 +136,8 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
         tmp.unlink()  # nothing changed: keep the file (and its bytes) as it is
     else:
         os.replace(tmp, path)
-    return IndexBuild(path, counts[0], counts[1], len(new), len(stale))
+    digest = hashlib.sha256(",".join(fp for _, fp in sorted(editions.values())).encode()).hexdigest()[:16]
+    return IndexBuild(path, counts[0], counts[1], len(new), len(stale), digest)
 
 
 def _readable_version(path: Path) -> str | None:

@@ -1,0 +1,1 @@
+"""Dagster layer of the article search: parsed_articles -> search_index."""
