@@ -166,3 +166,22 @@ def test_a_reader_sees_the_new_file_after_a_swap(sample, tmp_path):
         index.search("Art. 1", date(2025, 1, 1))
     shutil.copy(index_path(search_dir, "de"), index_path(copy, "de"))
     assert index.search("Art. 24 DSG", date(2025, 5, 1))
+
+
+def test_the_tool_answers_in_the_published_style_and_refuses_bad_arguments(sample):
+    from chpit_assets.search.tool import MAX_LIMIT, SPEC, SearchTool
+
+    _, search_dir = sample
+    tool = SearchTool(search_dir, today=date(2025, 9, 1))
+    result = tool("Art. 24 DSG", lang="de", as_of="2024-01-01", limit=3)
+    assert result["as_of"] == "2024-01-01" and len(result["hits"]) == 3
+    top = result["hits"][0]
+    assert set(top) == {"sr_number", "abbreviation", "article_number", "e_id", "heading", "version", "snippet"}
+    assert (top["article_number"], top["version"]["date_applicability"]) == ("24", "2023-09-01")
+    assert tool("Art. 24 DSG")["as_of"] == "2025-09-01"  # today by default
+    for bad in ({"query": ""}, {"query": "x" * 3000}, {"query": "a", "lang": "en"}, {"query": "a", "limit": 10**30},
+                {"query": "a", "limit": 0}, {"query": "a", "limit": 2.5}, {"query": "a", "as_of": "gestern"}):
+        with pytest.raises(ValueError):
+            tool(**bad)
+    assert SPEC["function"]["parameters"]["properties"]["limit"]["description"].endswith(f"{MAX_LIMIT})")
+    assert tool("Art. 1", lang="it")["error"] == "no_index"
