@@ -11,6 +11,11 @@ optionally of one SR number), fused by reciprocal rank fusion:
 | `words_any` | BM25 over `words`, any query word | recall when some query words are not in the text |
 | `grams` | BM25 over character 5-grams, any gram | German compounds and inflections ("Datenschutzgesetzes") |
 
+Terms in more than MAX_DF_SHARE of all articles ("der", "art", "1", the question's own "lautet")
+are dropped from the text strategies before they run (their counts come from FTS5's vocabulary
+tables): their IDF is near zero, so they change no ranking, yet each matches most of the index
+and made a question cost 0.7 s instead of milliseconds at CH-PiT scale.
+
 RRF: score(article) = sum over strategies s of WEIGHTS[s] / (RRF_K + rank_s(article)), rank from 1,
 RRF_K = 60 (the constant the case-law search engine uses; it damps the difference between rank 1
 and rank 2 of one strategy so that agreement between strategies decides). Ties are broken by SR
@@ -33,6 +38,7 @@ RRF_K = 60
 # A cited article outweighs rank 1 in all three text strategies together (4/61 > 2.8/61).
 WEIGHTS = {"citation": 4.0, "number": 1.0, "words_all": 1.0, "words_any": 1.0, "grams": 0.8}
 CANDIDATES = 100   # per strategy: deep enough that fusion can promote what one strategy ranks low
+MAX_DF_SHARE = 0.02
 SNIPPET_WORDS = 30
 
 
@@ -80,6 +86,7 @@ class SearchIndex:
         self.lang = lang
         self._db: sqlite3.Connection | None = None
         self._inode: tuple[int, int] | None = None
+        self._articles = 0
 
     def _connection(self) -> sqlite3.Connection:
         try:
@@ -98,6 +105,7 @@ class SearchIndex:
                 raise SearchIndexError(f"{self.path} has index version {version and version[0]!r}, "
                                        f"this code reads {INDEX_VERSION!r}; materialise search_index[{self.lang}]")
             self._inode = inode
+            self._articles = self._db.execute("SELECT count(*) FROM article").fetchone()[0]
         return self._db
 
     def close(self) -> None:
@@ -109,6 +117,7 @@ class SearchIndex:
         db = self._connection()
         params = {"as_of": as_of.isoformat(), "sr": sr_number}
         tokens = words(query, self.lang)
+        informative = self.informative(db, "words", tokens)
         rankings: dict[str, list[int]] = {}
         citation = parse_citation(query, self.lang)
         if citation.article is not None:
@@ -116,13 +125,23 @@ class SearchIndex:
             rankings["citation" if named else "number"] = named or others
         weights = ", ".join(str(w) for w in WORD_WEIGHTS)
         for name, operator in (("words_all", "AND"), ("words_any", "OR")):
-            expression = match_expression(tokens, operator)
+            expression = match_expression(informative, operator)
             if expression:
                 rankings[name] = self._ranked(db, "words", f"bm25(words, {weights})", expression, params)
-        gram_expression = match_expression(grams(" ".join(tokens)), "OR")
+        gram_expression = match_expression(self.informative(db, "grams", grams(" ".join(tokens))), "OR")
         if gram_expression:
             rankings["grams"] = self._ranked(db, "grams", "bm25(grams)", gram_expression, params)
         return self._fuse(db, rankings, tokens, limit)
+
+    def informative(self, db: sqlite3.Connection, table: str, tokens: list[str]) -> list[str]:
+        """`tokens` in the index and in at most MAX_DF_SHARE of its articles, in query order."""
+        unique = list(dict.fromkeys(tokens))
+        if not unique:
+            return []
+        counts = dict(db.execute(f"SELECT term, doc FROM {table}_vocab WHERE term IN ({','.join('?' * len(unique))})",
+                                 unique).fetchall())
+        limit = max(1, MAX_DF_SHARE * self._articles)
+        return [t for t in unique if 0 < counts.get(t, 0) <= limit]
 
     def _ranked(self, db: sqlite3.Connection, table: str, rank: str, expression: str, params: dict) -> list[int]:
         sql = (f"SELECT a.id FROM {table} f JOIN article a ON a.id = f.rowid JOIN edition e USING (version_id) "

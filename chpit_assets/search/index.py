@@ -8,8 +8,13 @@ the editions in force on a date.
 Two FTS5 tables index the same articles (rowid = the article's row):
  * `words`: act abbreviation, title, article number, heading and text, folded (`query.fold`),
    tokenizer `unicode61 remove_diacritics 2`; BM25 weights per column in `WORD_WEIGHTS`;
- * `grams`: the character 5-grams of the heading and text, for German compounds and inflected
-   forms that share no whole word with the question.
+ * `grams`: the character 5-grams of the long words of the heading and text, for German compounds
+   and inflected forms that share no whole word with the question.
+Both are contentless (`content=''`): the original text is in `article` once, and the folded
+copies FTS5 would keep cost as much again. A deletion gives FTS5 the folded values back
+(`_fts_values`, recomputed from `article`), as contentless tables require. `words_vocab` and
+`grams_vocab` expose each term's document count, which the search uses to drop terms that are in
+so many articles that they cost much and rank nothing.
 
 Atomic swap: a build writes `{lang}.sqlite.tmp-<pid>` and renames it over the index, so a reader
 opens either the old file or the new one, never a half-built one (a reader holding the old file
@@ -33,7 +38,7 @@ from chpit_assets.corpus.schema import ALIAS_PREFERENCE
 
 from .query import fold, grams
 
-INDEX_VERSION = "1"  # bump when the layout or the folding changes: every index is rebuilt once
+INDEX_VERSION = "2"  # bump when the layout or the folding changes: every index is rebuilt once
 
 # BM25 column weights of `words`: a hit in the act's abbreviation or the article number names the
 # article; a heading (marginal note) is a short summary of it; the title repeats for every article
@@ -54,8 +59,10 @@ CREATE TABLE article (
 CREATE INDEX article_version ON article (version_id);
 CREATE INDEX edition_interval ON edition (date_applicability, date_end_applicability);
 CREATE VIRTUAL TABLE words USING fts5(abbreviation, title, article_number, heading, text,
-    tokenize = 'unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE grams USING fts5(gram, tokenize = 'unicode61 remove_diacritics 2');
+    content = '', tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE grams USING fts5(gram, content = '', tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, 'row');
+CREATE VIRTUAL TABLE grams_vocab USING fts5vocab(grams, 'row');
 """
 
 # Every parsed edition of the language with what the index shows of its act. The abbreviation is
@@ -123,7 +130,7 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
         stale = [v for v, fp in stored.items() if editions.get(v, (None, None))[1] != fp]
         new = sorted(v for v, (_, fp) in editions.items() if stored.get(v) != fp)
         db.execute("BEGIN")
-        _delete(db, stale)
+        _delete(db, stale, lang)
         _insert(db, con, lang, [editions[v] for v in new])
         db.execute("COMMIT")  # FTS5's automerge keeps the segments a nightly rebuild appends in check
         counts = db.execute("SELECT (SELECT count(*) FROM edition), (SELECT count(*) FROM article)").fetchone()
@@ -151,11 +158,30 @@ def _readable_version(path: Path) -> str | None:
         return None
 
 
-def _delete(db: sqlite3.Connection, version_ids: list[int]) -> None:
+_WORDS_INSERT = "INSERT INTO words (rowid, abbreviation, title, article_number, heading, text) VALUES (?, ?, ?, ?, ?, ?)"
+_GRAMS_INSERT = "INSERT INTO grams (rowid, gram) VALUES (?, ?)"
+_WORDS_DELETE = ("INSERT INTO words (words, rowid, abbreviation, title, article_number, heading, text) "
+                 "VALUES ('delete', ?, ?, ?, ?, ?, ?)")
+_GRAMS_DELETE = "INSERT INTO grams (grams, rowid, gram) VALUES ('delete', ?, ?)"
+
+
+def _fts_values(article_id: int, abbreviation: str, title: str, number: str | None, heading: str | None,
+                text: str, lang: str) -> tuple[tuple, tuple]:
+    """The rows of `words` and `grams` for one article: what is inserted, and what a deletion repeats."""
+    folded_heading, folded_text = fold(heading or "", lang), fold(text, lang)
+    return ((article_id, fold(abbreviation, lang), fold(title, lang), fold(number or "", lang), folded_heading,
+             folded_text),
+            (article_id, " ".join(grams(f"{folded_heading} {folded_text}"))))
+
+
+def _delete(db: sqlite3.Connection, version_ids: list[int], lang: str) -> None:
     for version_id in version_ids:
-        ids = [r[0] for r in db.execute("SELECT id FROM article WHERE version_id = ?", [version_id])]
-        db.executemany("DELETE FROM words WHERE rowid = ?", [(i,) for i in ids])
-        db.executemany("DELETE FROM grams WHERE rowid = ?", [(i,) for i in ids])
+        rows = db.execute(
+            "SELECT a.id, coalesce(e.abbreviation, ''), e.title, a.article_number, a.heading, a.text "
+            "FROM article a JOIN edition e USING (version_id) WHERE a.version_id = ?", [version_id]).fetchall()
+        values = [_fts_values(*row, lang) for row in rows]
+        db.executemany(_WORDS_DELETE, [w for w, _ in values])
+        db.executemany(_GRAMS_DELETE, [g for _, g in values])
         db.execute("DELETE FROM article WHERE version_id = ?", [version_id])
         db.execute("DELETE FROM edition WHERE version_id = ?", [version_id])
 
@@ -173,16 +199,12 @@ def _insert(db: sqlite3.Connection, con: duckdb.DuckDBPyConnection, lang: str,
     next_id = (db.execute("SELECT coalesce(max(id), 0) FROM article").fetchone()[0]) + 1
     cursor = con.execute(_ARTICLES_SQL, {"ids": sorted(by_version)})
     while batch := cursor.fetchmany(2048):
-        articles, word_rows, gram_rows = [], [], []
+        articles, values = [], []
         for version_id, e_id, occurrence, number, heading, text in batch:
             abbreviation, title = by_version[version_id]
             articles.append((next_id, version_id, e_id, occurrence, number, heading, text))
-            folded_heading, folded_text = fold(heading or "", lang), fold(text, lang)
-            word_rows.append((next_id, fold(abbreviation, lang), fold(title, lang), fold(number or "", lang),
-                              folded_heading, folded_text))
-            gram_rows.append((next_id, " ".join(grams(f"{folded_heading} {folded_text}"))))
+            values.append(_fts_values(next_id, abbreviation, title, number, heading, text, lang))
             next_id += 1
         db.executemany("INSERT INTO article VALUES (?, ?, ?, ?, ?, ?, ?)", articles)
-        db.executemany("INSERT INTO words (rowid, abbreviation, title, article_number, heading, text) "
-                       "VALUES (?, ?, ?, ?, ?, ?)", word_rows)
-        db.executemany("INSERT INTO grams (rowid, gram) VALUES (?, ?)", gram_rows)
+        db.executemany(_WORDS_INSERT, [w for w, _ in values])
+        db.executemany(_GRAMS_INSERT, [g for _, g in values])

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from datetime import date
 
 GRAM = 5  # character n-grams for German compounds ("Datenschutzgesetz" shares grams with "Datenschutz")
+# Only words this long get grams: compounds and long inflected forms, which whole-word BM25 misses.
+# Short words are the words strategies' job, and their grams made the index three times larger.
+GRAM_MIN_WORD = 10
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _UMLAUT_SPELLINGS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
@@ -43,14 +46,12 @@ def words(text: str, lang: str) -> list[str]:
     return fold(text, lang).split()
 
 
-def grams(folded: str, n: int = GRAM) -> list[str]:
-    """The character n-grams of every word of a folded text, a word shorter than `n` as itself.
-    Indexed as one space-separated column, so BM25 over grams rewards shared word parts."""
+def grams(folded: str, n: int = GRAM, min_word: int = GRAM_MIN_WORD) -> list[str]:
+    """The character n-grams of every word of at least `min_word` letters of a folded text. Indexed
+    as one space-separated column, so BM25 over grams rewards shared parts of long words."""
     out: list[str] = []
     for word in folded.split():
-        if len(word) <= n:
-            out.append(word)
-        else:
+        if len(word) >= min_word:
             out.extend(word[i:i + n] for i in range(len(word) - n + 1))
     return out
 
