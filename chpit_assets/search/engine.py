@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from .index import INDEX_VERSION, WORD_WEIGHTS, SearchIndexError, index_path
+from .index import INDEX_VERSION, WORD_WEIGHTS, SearchIndexError, index_path, number_key
 from .query import Citation, fold, grams, match_expression, parse_citation, words
 
 RRF_K = 60
@@ -153,11 +153,10 @@ class SearchIndex:
         """Articles carrying the cited number: (those of the act the query names, by SR number or
         abbreviation; all of them), each the top-level e_id before a nested one, then the first
         occurrence (B9, R2)."""
-        number = re.sub(r"\s+", "", citation.article or "")
         rows = db.execute(
             "SELECT a.id, e.sr_number, e.abbreviation, a.e_id, a.occurrence, e.version_id FROM article a "
-            f"JOIN edition e USING (version_id) WHERE replace(lower(a.article_number), ' ', '') = :n AND {_IN_FORCE}",
-            {**params, "n": number},
+            f"JOIN edition e USING (version_id) WHERE a.number_key = :n AND {_IN_FORCE}",
+            {**params, "n": number_key(citation.article)},
         ).fetchall()
         abbreviation = fold(citation.abbreviation, self.lang) if citation.abbreviation else None
 
@@ -178,15 +177,17 @@ class SearchIndex:
                 ranks.setdefault(article, {})[name] = rank
         if not scores:
             return []
-        rows = {r[0]: r for r in db.execute(
+        keys = {r[0]: r[1:] for r in db.execute(
+            "SELECT a.id, e.sr_number, e.version_id, a.e_id, a.occurrence FROM article a JOIN edition e "
+            f"USING (version_id) WHERE a.id IN ({','.join('?' * len(scores))})", list(scores))}
+        top = sorted(scores, key=lambda i: (-scores[i], *keys[i]))[:limit]
+        rows = {r[0]: r[1:] for r in db.execute(
             "SELECT a.id, e.sr_number, e.abbreviation, a.article_number, a.e_id, a.occurrence, a.heading, "
             "e.version_id, e.date_applicability, e.date_end_applicability, a.text "
-            f"FROM article a JOIN edition e USING (version_id) WHERE a.id IN ({','.join('?' * len(scores))})",
-            list(scores))}
-        order = sorted(scores, key=lambda i: (-scores[i], rows[i][1], rows[i][7], rows[i][4], rows[i][5]))
+            f"FROM article a JOIN edition e USING (version_id) WHERE a.id IN ({','.join('?' * len(top))})", top)}
         hits = []
-        for article in order[:limit]:
-            _, sr, abbr, number, e_id, occurrence, heading, version_id, start, end, text = rows[article]
+        for article in top:
+            sr, abbr, number, e_id, occurrence, heading, version_id, start, end, text = rows[article]
             hits.append(Hit(sr, abbr, number, e_id, occurrence, heading, version_id, start, end,
                             snippet(text, tokens, self.lang), scores[article], ranks[article]))
         return hits

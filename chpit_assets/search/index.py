@@ -38,7 +38,7 @@ from chpit_assets.corpus.schema import ALIAS_PREFERENCE
 
 from .query import fold, grams
 
-INDEX_VERSION = "2"  # bump when the layout or the folding changes: every index is rebuilt once
+INDEX_VERSION = "3"  # bump when the layout or the folding changes: every index is rebuilt once
 
 # BM25 column weights of `words`: a hit in the act's abbreviation or the article number names the
 # article; a heading (marginal note) is a short summary of it; the title repeats for every article
@@ -54,9 +54,10 @@ CREATE TABLE edition (
 );
 CREATE TABLE article (
     id INTEGER PRIMARY KEY, version_id INTEGER NOT NULL, e_id TEXT NOT NULL, occurrence INTEGER NOT NULL,
-    article_number TEXT, heading TEXT, text TEXT NOT NULL
+    article_number TEXT, number_key TEXT, heading TEXT, text TEXT NOT NULL
 );
 CREATE INDEX article_version ON article (version_id);
+CREATE INDEX article_number_key ON article (number_key);
 CREATE INDEX edition_interval ON edition (date_applicability, date_end_applicability);
 CREATE VIRTUAL TABLE words USING fts5(abbreviation, title, article_number, heading, text,
     content = '', tokenize = 'unicode61 remove_diacritics 2');
@@ -97,6 +98,11 @@ class IndexBuild:
     editions_added: int
     editions_removed: int
     digest: str            # of every indexed edition's fingerprint: equal digests, equal index content
+
+
+def number_key(article_number: str | None) -> str | None:
+    """An article number as a citation is compared with it: "268a bis", "268a Bis" -> "268abis"."""
+    return article_number.replace(" ", "").lower() if article_number else None
 
 
 def index_path(search_dir: Path | str, lang: str) -> Path:
@@ -202,9 +208,9 @@ def _insert(db: sqlite3.Connection, con: duckdb.DuckDBPyConnection, lang: str,
         articles, values = [], []
         for version_id, e_id, occurrence, number, heading, text in batch:
             abbreviation, title = by_version[version_id]
-            articles.append((next_id, version_id, e_id, occurrence, number, heading, text))
+            articles.append((next_id, version_id, e_id, occurrence, number, number_key(number), heading, text))
             values.append(_fts_values(next_id, abbreviation, title, number, heading, text, lang))
             next_id += 1
-        db.executemany("INSERT INTO article VALUES (?, ?, ?, ?, ?, ?, ?)", articles)
+        db.executemany("INSERT INTO article VALUES (?, ?, ?, ?, ?, ?, ?, ?)", articles)
         db.executemany(_WORDS_INSERT, [w for w, _ in values])
         db.executemany(_GRAMS_INSERT, [g for _, g in values])
