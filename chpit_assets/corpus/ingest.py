@@ -85,7 +85,7 @@ class IngestReport:
     failures: list[EditionFailure] = field(default_factory=list)
     last_good: list[EditionFailure] = field(default_factory=list)  # new file failed; last good parse kept
     revisions: list[Revision] = field(default_factory=list)
-    repeated_eids: dict[str, int] = field(default_factory=dict)    # consolidation -> n, where > 0
+    repeated_eids: dict[str, int] = field(default_factory=dict)    # consolidation -> n, parsed editions with any
     data_version: str = ""
 
     def failures_by_stage(self) -> dict[str, int]:
@@ -198,8 +198,6 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
             row.update(n_articles=len(parsed.articles), title=names[0], short_form=names[1],
                        n_repeated_eids=parsed.n_repeated_eids, generator=parsed.identity.generator,
                        content_sha256=content)
-            if parsed.n_repeated_eids:
-                report.repeated_eids[edition.consolidation] = parsed.n_repeated_eids
             report.reparsed += 1
             stored = _stored_content(con, last_good) if last_good else None
             if last_good:
@@ -229,6 +227,8 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         sync_rows(con, "ch_act_version", ["version_id"], "lang = ?", [lang], _frame(version_rows, VERSION_SCHEMA))
 
     report.parsed = sum(1 for r in version_rows if r["stage"] == PARSED)
+    report.repeated_eids = {r["eli"]: r["n_repeated_eids"] for r in version_rows
+                            if r["stage"] == PARSED and r["n_repeated_eids"]}
     report.articles = sum(r["n_articles"] or 0 for r in version_rows if r["stage"] == PARSED)
     report.data_version = data_version(version_rows)
     return report
