@@ -8,6 +8,7 @@ page), and by the parser, which takes act names and abbreviations from here.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from datetime import date
 
@@ -39,11 +40,24 @@ class EditionIdentity:
 _DEPTH_LIMIT = 2048
 
 
+_PARSERS = threading.local()
+
+
+def _parser() -> etree.XMLParser:
+    """This thread's parser. A parser made per call parsed SR 220 (2.1 MB) 1.5x slower than one reused
+    (libxml2 sets up its context and name dictionary anew; P2, docs/benchmarks.md); parsers are not
+    shared between threads, so the downloader's threads each get their own."""
+    parser = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = _PARSERS.parser = etree.XMLParser(
+            resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
+    return parser
+
+
 def parse_xml(data: bytes, where: str) -> etree._Element:
     """Parse bytes into the root element, or raise NotXml naming `where`."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
     try:
-        root = etree.fromstring(data, parser)
+        root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
         head = data[:200].lstrip().lower()
         hint = " (an HTML page, not AKN XML)" if head.startswith((b"<!doctype html", b"<html")) else ""

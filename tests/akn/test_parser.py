@@ -256,3 +256,15 @@ def test_comments_anywhere_change_nothing():
                  .replace(b"<body>", b"<body><!-- Anfang -->"))
     assert commented.count(b"<!--") == 4
     assert parse_edition(commented, "t") == parse_edition(plain, "t")
+
+
+def test_the_reused_parser_is_per_thread_and_unaffected_by_an_earlier_bad_file():
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = sorted(DSG.glob("*.xml")) + [SAMPLE / "cc-24-233_245_233" / "20240101-fr.xml"]
+    alone = [parse(p).articles for p in paths]
+    with pytest.raises(NotXml):
+        parse_xml(b"<akomaNtoso><unclosed></akomaNtoso>", "bad")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda p: parse(p).articles, paths * 2))
+    assert together == alone * 2
