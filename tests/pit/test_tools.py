@@ -1,17 +1,14 @@
 """The point-in-time tools on the constructed store (conftest.py): editions by date (R2), the SR
-tiebreak, typed errors, the oracle's shared code path (R1), and the model-facing dispatcher."""
+tiebreak, typed errors, the oracle's shared code path (R1), history and full text (the schema and
+`call_tool` are test_schema.py's)."""
 
 from __future__ import annotations
 
-import inspect
-import json
 from datetime import date
 
 import pytest
 
 from chpit_assets.pit.tools import (
-    TOOL_NAMES,
-    TOOL_SPECS,
     Carrier,
     DateBeforeFirstEdition,
     InvalidArgument,
@@ -21,7 +18,6 @@ from chpit_assets.pit.tools import (
     UnknownAct,
     UnknownArticle,
     UnknownLanguage,
-    call_tool,
 )
 
 from .conftest import TODAY, art1
