@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from chpit_assets.pit.tools import article_key, sr_key
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
 
+from .published import tools_report
+
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
 COVERAGES = ("gold_coverage", "distractor_coverage", "distractor_all_coverage", "shared_coverage")
 KINDS = ("before", "after")
@@ -164,4 +166,6 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         "rows": rows,
         "date_sensitive": date_sensitive,
         "tools": tools,
+        # §5's tools report with the published keys, beside ours (same lines, the published definitions).
+        "tools_published": tools_report(scored),
     }

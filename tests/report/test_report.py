@@ -1,5 +1,5 @@
 """The report (R4) on constructed scored results: exact percentages, the card's columns, the
-date-sensitive split, the tools report, deterministic standalone files, recite stamping."""
+date-sensitive split, the tools report, deterministic standalone files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 from chpit_assets.report import (
     HEADLINE_COLUMNS,
     build_report,
-    stamp_recite,
     to_html,
     to_markdown,
     write_report,
@@ -117,18 +116,6 @@ def test_files_are_deterministic_standalone_and_atomic(tmp_path):
     assert json.loads(first["json"])["headline"][1]["system"] == "m/pit"
     assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith(".")]  # no temp files left
     assert to_html(report) == html
-
-
-def test_stamp_recite_from_a_recite_run():
-    items = [{"id": "a", "x": 1}, {"id": "b"}, {"id": "c"}]
-    log = {
-        "a": {"error": None, "verdict": {"label": "grounded_correct"}, "lookup": {"as_of": "2026-09-04"}},
-        "b": {"error": "UnknownArticle: no Art. 9", "verdict": {"label": "ungrounded"}, "lookup": None},
-    }
-    stamped = stamp_recite(items, log)
-    assert stamped[0] == {"id": "a", "x": 1, "recite_label": "grounded_correct", "recite_as_of": "2026-09-04"}
-    assert stamped[1]["recite_label"] is None and stamped[1]["recite_as_of"] is None
-    assert stamped[2] == {"id": "c"} and "recite_label" not in items[0]
 
 
 def test_the_tools_report_reads_arguments_the_way_the_tool_does():
