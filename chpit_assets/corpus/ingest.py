@@ -279,7 +279,8 @@ def _fail(report: IngestReport, row: dict, act: CatalogAct, edition: CatalogEdit
                              edition.file_url)
     if last_good is not None:
         _keep(row, last_good)
-        row.update(failed_stage=stage, failed_error=error, failed_url=edition.file_url)
+        # file_url stays the parsed file's: the failed one is named beside it.
+        row.update(file_url=last_good["file_url"], failed_stage=stage, failed_error=error, failed_url=edition.file_url)
         report.last_good.append(failure)
         return
     row.update(stage=stage, error=error, sha256=None, parser_version=None, n_articles=None)

@@ -108,7 +108,7 @@ def test_a_new_file_that_fails_keeps_the_last_good_parse_and_says_so(sample, tmp
     row = version_row(store)
     assert (row["stage"], row["sha256"], row["content_sha256"]) == ("parsed", good["sha256"], good["content_sha256"])
     assert row["failed_stage"] == "validate" and "HTML page" in row["failed_error"]
-    assert row["failed_url"].endswith(FILE)
+    assert row["failed_url"].endswith(FILE) and row["file_url"] == good["file_url"]
     assert second.data_version == first.data_version and second_changes.changes.equals(first_changes.changes)
     [kept] = second.last_good
     assert kept.url.endswith(FILE) and kept.stage == "validate" and FILE in second.last_good_markdown()

@@ -58,3 +58,25 @@ def test_a_reissued_file_on_the_filestore_is_not_a_new_edition(fedlex, served, t
         for e in after.editions))
     third = ingest_language(store, restored, "de", tmp_path / "cache", sleep=sleeps)
     assert [r.kind for r in third.revisions] == ["reissued"] and third.data_version == first.data_version
+
+
+def test_an_html_page_at_a_new_filestore_path_keeps_the_last_good_file(fedlex, served, tmp_path, sleeps):
+    from chpit_assets.corpus.schema import version_id_for
+
+    from .conftest import HTML_SHELL
+
+    store = Store(tmp_path / "chpit.duckdb")
+    before = fetch(fedlex, sleeps)
+    ingest_language(store, before, "de", tmp_path / "cache", sleep=sleeps)
+    [good_url] = [e.file_url for e in before.editions if e.consolidation == DSG_2023 and e.lang == "de"]
+    new_path = filestore_path(DSG_2023, "de", 3)
+    fedlex.files[new_path] = HTML_SHELL  # Fedlex answers a path it does not have with 200 and its app page
+    for row in fedlex.graph.editions:
+        if row["cons"]["value"] == DSG_2023 and row["expr"]["value"].endswith("/de"):
+            row["file"] = dict(row["file"], value=fedlex.url(new_path))
+    report = ingest_language(store, fetch(fedlex, sleeps), "de", tmp_path / "cache", sleep=sleeps)
+    [kept] = report.last_good
+    assert kept.url == fedlex.url(new_path) and kept.stage == "validate"
+    row = store.frame("SELECT stage, file_url, failed_url, n_articles FROM ch_act_version WHERE version_id = ?",
+                      [version_id_for(DSG_2023, "de")]).row(0)
+    assert row == ("parsed", good_url, fedlex.url(new_path), 77)
