@@ -114,10 +114,11 @@ def main(args: argparse.Namespace) -> int:
     instance = dg.DagsterInstance.get()
     prepare_instance(instance)
     request = tonight(instance)
-    run_config = request.run_config
+    # The stage lines (INFO) on the console, not every event of the nightly run.
+    run_config = {**request.run_config, "loggers": {"console": {"config": {"log_level": "INFO"}}}}
     if args.repo_id:
-        run_config = {**run_config, "ops": {"nightly": {"config": {
-            **run_config["ops"]["nightly"]["config"], "repo_id": args.repo_id}}}}
+        run_config = {**run_config, "ops": {"rebuild": {"config": {
+            **run_config["ops"]["rebuild"]["config"], "repo_id": args.repo_id}}}}
     result = defs.resolve_job_def("nightly").execute_in_process(
         instance=instance, run_config=run_config, tags=request.tags, raise_on_error=False)
     if result.success:

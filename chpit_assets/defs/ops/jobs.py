@@ -26,7 +26,7 @@ class NightlyConfig(dg.Config):
 # nightly beside another run that writes the store. Its stage runs start in this process, not
 # through the queue, so they do not wait for the slot this run holds.
 @dg.op(pool=WRITER_POOL, description="Run chpit_assets.nightly.run_nightly for the configured languages.")
-def nightly(context: dg.OpExecutionContext, config: NightlyConfig) -> None:
+def rebuild(context: dg.OpExecutionContext, config: NightlyConfig) -> None:
     from chpit_assets.nightly import PARENT_TAG, NightlyFailed, run_nightly
 
     granularity = context.instance.event_log_storage.get_pool_config().pool_granularity
@@ -48,4 +48,4 @@ def nightly(context: dg.OpExecutionContext, config: NightlyConfig) -> None:
                 "recite, report, gated publication (docs/scheduling.md). Never starts a paid model.",
 )
 def nightly_job() -> None:
-    nightly()
+    rebuild()

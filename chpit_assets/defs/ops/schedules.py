@@ -24,7 +24,7 @@ TRIGGER_TAG = "chpit/trigger"
 def nightly_request(langs, tags: dict[str, str], run_key: str | None = None) -> dg.RunRequest:
     """One nightly run over `langs`; the schedule's and the sensor's requests differ only in these."""
     return dg.RunRequest(run_key=run_key, tags=tags,
-                         run_config={"ops": {"nightly": {"config": {"langs": list(langs)}}}})
+                         run_config={"ops": {"rebuild": {"config": {"langs": list(langs)}}}})
 
 
 @dg.schedule(
