@@ -16,7 +16,9 @@ from tests.ops_schedule.nightly_project import DSG_FR_2023, copy_project, items,
 from .conftest import Spawn
 
 
-def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(tmp_path, base_env, spawn: Spawn):
+def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(tmp_path, base_env, spawn: Spawn,
+                                                                          monkeypatch):
+    monkeypatch.setenv("DAGSTER_HOME", base_env["DAGSTER_HOME"])  # the storage config reads it in this process too
     project = copy_project(tmp_path / "project")
     set_edition(project, DSG_FR_2023, present=False)
     env = {**base_env, "CHPIT_DATA_DIR": str(project / "data"), "CHPIT_SAMPLE_DIR": str(project / "data/fedlex-sample"),
@@ -39,6 +41,7 @@ def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(tmp_p
 
     with dg.DagsterInstance.from_config(base_env["DAGSTER_HOME"]) as instance:
         deadline = time.monotonic() + 420
+
         def nightly_runs():
             return [r for r in instance.get_runs() if r.job_name == "nightly" and r.tags.get("chpit/trigger") == "new_edition"]
         while not any(r.is_finished for r in nightly_runs()):
