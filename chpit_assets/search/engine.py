@@ -7,6 +7,7 @@ optionally of one SR number), fused by reciprocal rank fusion:
 |---|---|---|
 | `citation` | the article the query cites, number and act ("Art. 24 DSG", "art. 336a CO (RS 220)") | a cited article is the strongest signal there is, and BM25 barely sees short numbers |
 | `number` | articles carrying the cited number, in any act (when the act is not named or not found) | "Art. 24" alone still narrows the field |
+| `phrase` | BM25 over `words`, each quoted span of the query («…», "…") as an FTS5 phrase | the asker's own quotation is the law's wording, in order |
 | `words_all` | BM25 over `words`, every query word required | precise when the query's wording is the law's |
 | `words_any` | BM25 over `words`, any query word | recall when some query words are not in the text |
 | `grams` | BM25 over character 5-grams, any gram | German compounds and inflections ("Datenschutzgesetzes") |
@@ -32,13 +33,13 @@ from datetime import date
 from pathlib import Path
 
 from .index import INDEX_VERSION, WORD_WEIGHTS, SearchIndexError, index_path, number_key
-from .query import Citation, fold, grams, match_expression, parse_citation, words
+from .query import Citation, fold, grams, match_expression, parse_citation, phrase_expression, quoted_phrases, words
 
 RRF_K = 60
 # A cited article outweighs rank 1 in all three text strategies together (4/61 > 2.8/61).
-WEIGHTS = {"citation": 4.0, "number": 1.0, "words_all": 1.0, "words_any": 1.0, "grams": 0.8}
+WEIGHTS = {"citation": 4.0, "phrase": 4.0, "number": 1.0, "words_all": 1.0, "words_any": 1.0, "grams": 0.8}
 CANDIDATES = 100   # per strategy: deep enough that fusion can promote what one strategy ranks low
-MAX_DF_SHARE = 0.02
+MAX_DF_SHARE = 0.10
 SNIPPET_WORDS = 30
 
 
@@ -124,6 +125,10 @@ class SearchIndex:
             named, others = self._cited(db, citation, params)
             rankings["citation" if named else "number"] = named or others
         weights = ", ".join(str(w) for w in WORD_WEIGHTS)
+        phrases = [e for e in (phrase_expression(p, self.lang) for p in quoted_phrases(query)) if e]
+        if phrases:
+            # Phrases are position lookups, cheap whatever their words' frequency: no term is dropped.
+            rankings["phrase"] = self._ranked(db, "words", f"bm25(words, {weights})", " OR ".join(phrases), params)
         for name, operator in (("words_all", "AND"), ("words_any", "OR")):
             expression = match_expression(informative, operator)
             if expression:

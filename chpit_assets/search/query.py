@@ -65,6 +65,22 @@ def match_expression(tokens: list[str], operator: str) -> str | None:
     return f" {operator} ".join(f'"{t}"' for t in unique) or None
 
 
+# «…», "…", „…“ or “…”: a span the asker marked as the law's own words.
+_QUOTED = re.compile(r"«\s*([^»]+?)\s*»|\"([^\"]+)\"|„([^“”]+)[“”]|“([^”]+)”")
+
+
+def quoted_phrases(text: str) -> list[str]:
+    """The quoted spans of a query, in order (empty ones left out)."""
+    return [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text)
+            if any(g and g.strip() for g in m.groups())]
+
+
+def phrase_expression(phrase: str, lang: str) -> str | None:
+    """An FTS5 phrase query (the folded words in this order, adjacent) for a quoted span."""
+    tokens = words(phrase, lang)
+    return '"' + " ".join(tokens) + '"' if tokens else None
+
+
 @dataclass(frozen=True)
 class Citation:
     """What a question names, read from its text alone (not from an item's fields)."""

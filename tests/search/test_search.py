@@ -185,3 +185,15 @@ def test_the_tool_answers_in_the_published_style_and_refuses_bad_arguments(sampl
             tool(**bad)
     assert SPEC["function"]["parameters"]["properties"]["limit"]["description"].endswith(f"{MAX_LIMIT})")
     assert tool("Art. 1", lang="it")["error"] == "no_index"
+
+
+def test_a_quoted_phrase_finds_its_article_without_the_number(sample):
+    from chpit_assets.search.query import phrase_expression, quoted_phrases
+
+    assert quoted_phrases('die Wendung «der Verantwortliche meldet» und „zwei“') == ["der Verantwortliche meldet", "zwei"]
+    assert phrase_expression("Der EDÖB, der", "de") == '"der edob der"'
+    _, search_dir = sample
+    question = ("Welcher Artikel des DSG (SR 235.1) enthielt am 1. Mai 2025 die Wendung "
+                "«meldet dem EDÖB so rasch als möglich eine Verletzung der Datensicherheit»? Zitiere ihn.")
+    top = SearchIndex(search_dir, "de").search(question, date(2025, 5, 1))[0]
+    assert (top.sr_number, top.article_number) == ("235.1", "24") and "phrase" in top.strategies
