@@ -71,7 +71,7 @@ def load_candidate(build_dir: Path | str, results_dir: Path | str, report_dir: P
     report = json.loads(report_path.read_text(encoding="utf-8"))
     items: dict[str, list[dict]] = {}
     for lang in langs:
-        if lang not in report["languages"]:
+        if lang not in report:  # build-report.json has a section per built language (PROTOCOL §1)
             items[lang] = []
             continue
         path = bench_path(build_dir, lang)
