@@ -367,7 +367,7 @@ def _write(con: duckdb.DuckDBPyConnection, result: Eligibility) -> None:
     touched (`sync_rows`): one new edition changes a few of a language's thousands."""
     lang = result.lang
     stats = pl.DataFrame(
-        {"lang": [lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats(), sort_keys=True)]}
+        {"lang": [lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats())]}
     )
     sync_rows(con, "bench_eligible", ["lang", "act_id", "e_id", "new_version_id"], "lang = ?", [lang], result.eligible)
     sync_rows(con, "bench_act_eligibility", ["lang", "act_id"], "lang = ?", [lang], result.act_outcomes)

@@ -430,7 +430,8 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
             "distractor_version_id": pl.Int64, "fingerprint": pl.String,
         },
     )
-    stats = pl.DataFrame({"lang": [lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
+    # Keys as built, not sorted: the report's skipped and core keys are in first-appearance order.
+    stats = pl.DataFrame({"lang": [lang], "step": ["bench_items"], "stats": [json.dumps(result.stats)]})
     replace_rows(con, [
         ("bench_item", "lang = ? AND list_contains(?, id)", [lang, stale], rows),
         ("bench_stats", "lang = ? AND step = 'bench_items'", [lang], stats),
