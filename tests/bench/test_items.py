@@ -286,3 +286,29 @@ def test_frozen_items_are_kept_exactly_and_later_builds_only_add(store, tmp_path
     assert changed_items(published, [tampered, *rest]) == [pid]
     assert changed_items(published, rest) == [pid]
     assert changed_items(published, [dict(i, core=not i["core"]) for i in second.items]) == []  # FREE_FIELDS
+
+
+def test_published_changes_count_first_against_both_caps():
+    # B18 with B14: act 1's published change takes its only per-act slot, and its two items count
+    # against the item cap of 4, so two new items at most, none from act 1.
+    changes = [fake_change(1, n) for n in range(5)] + [fake_change(2, n) for n in range(10, 15)]
+    frozen = select(changes[:1], "de", BuildSettings(build="v1"), []).items
+    sel = select(changes, "de", BuildSettings(build="v2", per_act_cap=1, item_cap=4), frozen)
+    assert sel.published == 1 and sel.selected == 10
+    assert len(sel.halves) == 2 and {h.change["act_id"] for h in sel.halves} == {2}
+    assert sel.capped == 4 + 4  # act 1's other four, act 2's four left by its own per-act cap
+    assert not {h.id for h in sel.halves} & {i["id"] for i in frozen}
+
+
+def test_a_published_item_of_the_earlier_layout_is_emitted_with_core_last_and_no_recite_stamps(store, tmp_path):
+    # Frozen lines recorded with core second and the recite stamps (the layout before PROTOCOL §1):
+    # the build writes them in place, with core last (stamp_core needs it there) and without the
+    # stamps, which only published data carries (§9); B18's check ignores both (FREE_FIELDS).
+    _corpus(store, ["de"], n_acts=1)
+    _, first = run_builder(store, "de", tmp_path / "b1", BuildSettings(build="v1", item_cap=2))
+    old = [{"build": i["build"], "core": True, **{k: v for k, v in i.items() if k not in ("build", "core")},
+            "recite_label": "ungrounded", "recite_as_of": "2026-09-04"} for i in first.items]
+    _, second = run_builder(store, "de", tmp_path / "b2", BuildSettings(build="v2", item_cap=4), frozen=old)
+    kept = [i for i in second.items if i["id"] in {o["id"] for o in old}]
+    assert len(kept) == 2 and changed_items(old, second.items) == []
+    assert all(list(i)[-1] == "core" and "recite_label" not in i for i in kept)
