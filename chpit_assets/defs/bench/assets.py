@@ -39,7 +39,7 @@ class ItemsConfig(dg.Config):
 
 
 class ReportConfig(dg.Config):
-    build_date: str | None = None           # the release date; never the wall clock (byte-identical reports)
+    build_date: str | None = None           # the release date, written as `built_at`; never the wall clock
 
 
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"duckdb"},
