@@ -61,6 +61,15 @@ def test_abbreviation_sources(store, corpus, tmp_path):
     counts_add_up(elig)
 
 
+def test_alias_ties_go_to_the_smaller_abbreviation(store, corpus, tmp_path):
+    # B7 (PROTOCOL §9): curated first, then abbr ascending (the store refuses an empty alias).
+    tie = corpus.act("tie", sr="200", aliases={"it": [("LZ", "curated"), ("LB", "curated"), ("LA", "title_paren")]})
+    two_editions(corpus, tie, lang="it")
+    corpus.flush()
+    _, built = run_builder(store, "it", tmp_path)
+    assert {i["abbreviation"] for i in built.items} == {"LB"}
+
+
 def test_german_reads_the_act_abbreviation_only(store, corpus, tmp_path):
     two_editions(corpus, corpus.act("a", abbr=None, aliases={"de": [("ALIAS", "curated")]}))
     corpus.flush()
