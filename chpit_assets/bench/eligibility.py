@@ -31,8 +31,8 @@ Incremental: every rule looks at one act's rows only (its ch_act_change rows, it
 and chosen abbreviation, its editions' metadata and article texts), so the outcome is kept per
 act in `bench_act_eligibility` with a fingerprint of all of that (`_ACT_FINGERPRINTS_SQL`),
 together with the rules' own code and the selected sources. A rebuild evaluates only the acts
-whose fingerprint changed, or cannot be formed (an edition without the sha256 and parser
-version that vouch for its articles), and keeps the rest's eligible rows and counts: after one
+whose fingerprint changed, or cannot be formed (an edition without the content digest that
+vouches for its articles), and keeps the rest's eligible rows and counts: after one
 new edition that is one act of a thousand, where evaluating them all (reading and normalising
 every modified article's two texts) was most of a rebuild's eligibility step.
 """
@@ -119,9 +119,10 @@ ORDER BY c.act_id, c.e_id, c.occurrence, c.change_date, c.new_version_id
 """
 
 # One fingerprint per act with a modified change in the language: everything `_CANDIDATES_SQL`
-# reads about it. The parsed editions' sha256 and parser version stand for their articles (ingest
-# rewrites an edition's articles only when one of them changes; an edition that is not parsed
-# has none, and its stage is in the list); bench_act_fingerprint stands
+# reads about it. The parsed editions' content_sha256 stands for their articles (ingest's digest of
+# exactly what it stored from the file, so a re-issued file with the same wording changes nothing
+# here, issue 13; an edition that is not parsed has none, and its stage is in the list);
+# bench_act_fingerprint stands
 # for the act's ch_act_change rows (act_changes writes both together). NULL, and so evaluated
 # every build, where an edition cannot vouch for its articles or the act's changes have no
 # fingerprint. to_json keeps NULL apart from any string.
@@ -130,9 +131,9 @@ WITH acts AS (
     SELECT DISTINCT act_id FROM ch_act_change WHERE lang = $lang AND change_type = 'modified'
 ),
 editions AS (
-    SELECT act_id, bool_and(stage <> 'parsed' OR (sha256 IS NOT NULL AND parser_version IS NOT NULL)) AS vouched,
+    SELECT act_id, bool_and(stage <> 'parsed' OR content_sha256 IS NOT NULL) AS vouched,
            to_json(list([version_id::VARCHAR, date_applicability::VARCHAR, date_end_applicability::VARCHAR,
-                         source, stage, sha256, parser_version] ORDER BY version_id)) AS editions
+                         source, stage, content_sha256] ORDER BY version_id)) AS editions
     FROM ch_act_version WHERE lang = $lang AND act_id IN (SELECT act_id FROM acts)
     GROUP BY act_id
 ),

@@ -64,9 +64,9 @@ def before_as_of(old_end: date | None, change_date: date) -> date:
 # The eligible changes with their editions' metadata, texts left out: most of a rebuild's items
 # reuse their stored line, and only the lines rendered anew need texts (`_with_texts`).
 # `rendered_from` fingerprints everything an item's line is rendered from besides its kind,
-# core flag and build: this row, and the two article texts, vouched for by their editions' file
-# sha256 and parser version (ingest rewrites an edition's articles only when one of them
-# changes). NULL where an edition lacks them (stores written directly): always rendered.
+# core flag and build: this row, and the two article texts, vouched for by their editions'
+# content_sha256 (ingest's digest of what it stored: a re-issued file with the same wording
+# re-renders nothing). NULL where an edition lacks it (stores written directly): always rendered.
 _CHANGES_SQL = """
 SELECT e.act_id, e.e_id, e.change_date, e.new_version_id, e.old_version_id, e.sr_number,
        e.abbreviation, e.article_number, e.before_ok, e.after_ok,
@@ -74,14 +74,13 @@ SELECT e.act_id, e.e_id, e.change_date, e.new_version_id, e.old_version_id, e.sr
        ov.source AS old_source,
        nv.date_applicability AS new_from, nv.date_end_applicability AS new_to, nv.eli AS new_eli,
        nv.source AS new_source,
-       CASE WHEN ov.sha256 IS NOT NULL AND ov.parser_version IS NOT NULL
-             AND nv.sha256 IS NOT NULL AND nv.parser_version IS NOT NULL THEN
+       CASE WHEN ov.content_sha256 IS NOT NULL AND nv.content_sha256 IS NOT NULL THEN
            md5(concat_ws('|', e.lang, e.act_id, e.e_id, e.change_date, e.old_version_id, e.new_version_id,
                          e.sr_number, e.abbreviation, e.article_number,
                          ov.date_applicability, coalesce(CAST(ov.date_end_applicability AS VARCHAR), '-'),
-                         ov.eli, ov.source, ov.sha256, ov.parser_version,
+                         ov.eli, ov.source, ov.content_sha256,
                          nv.date_applicability, coalesce(CAST(nv.date_end_applicability AS VARCHAR), '-'),
-                         nv.eli, nv.source, nv.sha256, nv.parser_version))
+                         nv.eli, nv.source, nv.content_sha256))
        END AS rendered_from
 FROM bench_eligible e
 JOIN ch_act_version ov ON ov.version_id = e.old_version_id

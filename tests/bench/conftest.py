@@ -51,7 +51,7 @@ class Corpus:
     def edition(self, act_id: int, lang: str, start: str, end: str | None,
                 articles: dict[str, tuple[str | None, str] | list[tuple[str | None, str]]],
                 source: str = "fedlex", stage: str = "parsed", vouched: bool = False) -> int:
-        """`vouched`: with the file sha256 and parser version ingest records, which let a rebuild keep
+        """`vouched`: with the file sha256, parser version and content digest ingest records, which let a rebuild keep
         what it derived from the edition (without them, everything is derived again every build).
         An e_id mapped to a list is repeated in the edition (occurrence 1, 2, ... in list order)."""
         eli = f"{next(a['eli'] for a in self.acts if a['act_id'] == act_id)}/{start.replace('-', '')}"
@@ -61,6 +61,7 @@ class Corpus:
             "date_end_applicability": date.fromisoformat(end) if end else None, "eli": eli, "source": source,
             "stage": stage, "sha256": hashlib.sha256(eli.encode()).hexdigest() if vouched else None,
             "parser_version": "test" if vouched else None,
+            "content_sha256": hashlib.sha256(f"content {eli}".encode()).hexdigest() if vouched else None,
         })
         for e_id, rows in articles.items():
             for occurrence, (number, text) in enumerate(rows if isinstance(rows, list) else [rows], start=1):
@@ -77,7 +78,7 @@ class Corpus:
             "ch_act_version": {"version_id": pl.Int64, "act_id": pl.Int64, "lang": pl.String,
                                "date_applicability": pl.Date, "date_end_applicability": pl.Date, "eli": pl.String,
                                "source": pl.String, "stage": pl.String, "sha256": pl.String,
-                               "parser_version": pl.String},
+                               "parser_version": pl.String, "content_sha256": pl.String},
             "ch_act_article": {"version_id": pl.Int64, "e_id": pl.String, "occurrence": pl.Int32,
                                "article_number": pl.String, "text": pl.String},
         }

@@ -315,7 +315,7 @@ def test_outcomes_are_kept_per_act_and_the_stored_outcome_is_what_counts(store, 
     assert wider.acts_recomputed == 2 and wider.eligible.height == 2
     # ... and an act whose editions cannot vouch for their articles is evaluated every build.
     with store.transaction() as con:
-        con.execute("UPDATE ch_act_version SET sha256 = NULL WHERE act_id = ?", [a])
+        con.execute("UPDATE ch_act_version SET content_sha256 = NULL WHERE act_id = ?", [a])
     write_eligible(store, evaluate(store, "de"))
     assert [evaluate(store, "de").acts_recomputed for _ in range(2)] == [1, 1]
 
@@ -327,16 +327,16 @@ EDITS = {
     "article repeated (B9)": [
         "INSERT INTO ch_act_article SELECT version_id, e_id, 2, article_number, heading, text FROM ch_act_article "
         "WHERE version_id IN (SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET parser_version = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
     "source (B2)": ["UPDATE ch_act_version SET source = 'fedlex_pdf' WHERE act_id = $a"],
     "article re-parsed (B4)": [
         "UPDATE ch_act_article SET text = 'kurz' WHERE version_id IN "
         "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET sha256 = 'another file' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'another' WHERE act_id = $a AND date_end_applicability IS NULL"],
     "article renumbered (B9)": [
         "UPDATE ch_act_article SET article_number = '25' WHERE version_id IN "
         "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET parser_version = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
 }
 
 
