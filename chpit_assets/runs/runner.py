@@ -265,38 +265,47 @@ def run_items(
     done = {i for i, line in winners(lines).items() if not (retry_errors and line.get("error"))}
     pending = [item for item in items if item["id"] not in done]
     summary = RunSummary(system=system.key, path=path, items=len(items), skipped=len(items) - len(pending))
-    stop, lock = threading.Event(), threading.Lock()
+    stop, lock = threading.Event(), threading.Lock()  # stop: no new call starts
     t0 = time.monotonic()
 
     def work(log, item: dict) -> None:
-        if stop.is_set():
-            return  # stopping: a call not yet started is never started
-        line = result_line(system, item, *_timed_answer(system, item), workers=workers)
-        with lock:
-            log.write(json.dumps(line, ensure_ascii=False) + "\n")
-            log.flush()
-            os.fsync(log.fileno())  # durable before this worker asks its next item
-            summary.asked += 1
-            summary.errors += line["error"] is not None
-            summary.labels[line["verdict"]["label"]] += 1
-            summary.input_tokens += line["input_tokens"]
-            summary.output_tokens += line["output_tokens"]
-            summary.cost_usd += line["cost_usd"]
-            if on_line:
-                on_line(line)
-
-    with open(path, "a", encoding="utf-8") as log:
-        pool = ThreadPoolExecutor(max_workers=max(1, workers))
         try:
-            futures = [pool.submit(work, log, item) for item in pending]
+            line = result_line(system, item, *_timed_answer(system, item), workers=workers)
+            with lock:
+                log.write(json.dumps(line, ensure_ascii=False) + "\n")
+                log.flush()
+                os.fsync(log.fileno())  # durable before this worker asks its next item
+                summary.asked += 1
+                summary.errors += line["error"] is not None
+                summary.labels[line["verdict"]["label"]] += 1
+                summary.input_tokens += line["input_tokens"]
+                summary.output_tokens += line["output_tokens"]
+                summary.cost_usd += line["cost_usd"]
+                if on_line:
+                    on_line(line)
+        except BaseException:
+            stop.set()  # the log cannot be written: start nothing more
+            raise
+        finally:
+            slots.release()
+
+    # Items are handed out one free worker at a time, so an interrupt (which Python raises in this
+    # thread, while it waits for a slot) leaves nothing queued that could still start.
+    slots = threading.Semaphore(max(1, workers))
+    with open(path, "a", encoding="utf-8") as log, ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = []
+        try:
+            for item in pending:
+                slots.acquire()
+                if stop.is_set():
+                    break
+                futures.append(pool.submit(work, log, item))
             wait(futures)
-            for future in futures:
-                future.result()  # a failure to write the log is the run's failure
         except BaseException:
             stop.set()
             raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        for future in futures:
+            future.result()  # a failure to write the log is the run's failure
     summary.seconds = time.monotonic() - t0
     return summary
 
