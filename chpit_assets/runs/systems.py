@@ -149,7 +149,9 @@ class OracleSystem(System):
 
     def answer(self, item: dict) -> Answer:
         # By e_id, exactly: the oracle proves builder and scorer agree, so it must not guess an article.
-        result = self.tools.resolve_by_act(item["act_id"], item["lang"], item["as_of"], e_id=item["e_id"])
+        # An edition may repeat an e_id; the item's occurrence (when it carries one) names which.
+        result = self.tools.resolve_by_act(item["act_id"], item["lang"], item["as_of"], e_id=item["e_id"],
+                                           occurrence=item.get("occurrence"))
         return Answer(text=result.text, contexts=[result.text], lookup=_lookup_fields(result))
 
 
