@@ -179,10 +179,16 @@ class _ModelSystem(System):
         return {**super().settings(), "model_slug": self.slug, **self.client.config.settings()}
 
     def _ask(self, messages: list[dict], contexts: list[str], lookup: dict | None = None, **extras) -> Answer:
-        reply = self.client.chat(messages)
-        # PROTOCOL §4: after the ladder the reply is accepted as it is; a blank one scores as "".
-        return Answer(text=reply.content or "", contexts=contexts, prompt=messages, replies=[reply], lookup=lookup,
-                      extras=extras)
+        answer = Answer(text="", contexts=contexts, prompt=messages, lookup=lookup, extras=extras)
+        try:
+            reply = self.client.chat(messages)
+        except Exception as exc:  # PROTOCOL §4: answer "", the error on the line; what was looked up stays
+            answer.error = f"{type(exc).__name__}: {exc}"
+            return answer
+        # After the ladder the reply is accepted as it is; a blank one scores as "".
+        answer.replies.append(reply)
+        answer.text = reply.content or ""
+        return answer
 
 
 class ClosedSystem(_ModelSystem):
@@ -254,25 +260,29 @@ class AgenticSystem(_ModelSystem):
         ]
         answer = Answer(text="", prompt=[dict(m) for m in messages])
         try:
-            for round_no in range(MAX_TOOL_ROUNDS + 1):
-                last = round_no == MAX_TOOL_ROUNDS
-                if last:
-                    reply = self.client.chat(messages, tool_choice="none")
-                else:
-                    reply = self.client.chat(messages, tools=self.tool_specs)
-                answer.replies.append(reply)
-                if not reply.tool_calls:
-                    answer.text = reply.content or ""
-                    break
-                if last:
-                    break  # tool calls with no tools left: the answer stays ""
-                messages.append(reply.message)
-                for call in reply.tool_calls:
-                    messages.append(self._run_tool(call, round_no, answer))
-        finally:
-            # The calls made so far are reported even when a later chat call raises.
-            answer.extras = self._extras(item, answer.tool_calls)
+            self._loop(messages, answer)
+        except Exception as exc:  # PROTOCOL §4: answer "", the error on the line; the calls made so far stay
+            answer.text, answer.error = "", f"{type(exc).__name__}: {exc}"
+        answer.extras = self._extras(item, answer.tool_calls)
         return answer
+
+    def _loop(self, messages: list[dict], answer: Answer) -> None:
+        """Rounds 0-3 offer the tools; round 4 offers none and must answer."""
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
+            last = round_no == MAX_TOOL_ROUNDS
+            if last:
+                reply = self.client.chat(messages, tool_choice="none")
+            else:
+                reply = self.client.chat(messages, tools=self.tool_specs)
+            answer.replies.append(reply)
+            if not reply.tool_calls:
+                answer.text = reply.content or ""
+                return
+            if last:
+                return  # tool calls with no tools left: the answer stays ""
+            messages.append(reply.message)
+            for call in reply.tool_calls:
+                messages.append(self._run_tool(call, round_no, answer))
 
     def _run_tool(self, call: dict, round_no: int, answer: Answer) -> dict:
         """Execute one tool call, log it (PROTOCOL §5), return the tool message for the model.

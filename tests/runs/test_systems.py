@@ -244,6 +244,8 @@ def test_agentic_a_failing_model_call_is_an_error_line_with_the_calls_made(sampl
     line = load_log(tmp_path / "a.jsonl")[item["id"]]
     assert line["error"].startswith("ModelCallError: ") and "HTTP 400" in line["error"]
     assert line["answer"] == "" and line["verdict"]["label"] == "ungrounded"
+    # The call that succeeded was paid for and its tool call made: both stay on the line.
+    assert (line["calls"], line["input_tokens"], line["n_tool_calls"], line["sr_article_correct"]) == (1, 10, 1, True)
 
 
 # ----------------------------------------------------------------------------- current / pit, scripted model
@@ -280,3 +282,13 @@ def test_a_context_lookup_that_finds_nothing_still_asks_the_model_with_an_empty_
     assert len(server.hits) == 1 and server.hits[0]["messages"][1]["content"].endswith("<context>\n\n</context>")
     assert line["context_empty"] is True and line["error"] is None and line["answer"] == "Keine Ahnung."
     assert line["tool_result"]["error"] == "no_edition_for_date" and line["tool_result"]["as_of"] == "1900-01-01"
+
+
+def test_a_failing_context_model_call_keeps_what_the_tool_returned(sample, tools, tmp_path, scripted):
+    item = _item(sample)
+    server = scripted(lambda body: (401, {"error": "bad key"}))
+    system = build_system("scripted/pit", tools=tools, clients={"scripted": _client(server)})
+    run_items(system, [item], tmp_path / "c.jsonl")
+    line = load_log(tmp_path / "c.jsonl")[item["id"]]
+    assert line["error"].startswith("ModelCallError: ") and line["answer"] == "" and line["calls"] == 0
+    assert line["tool_result"]["error"] is None and line["receipt"]["context_sha256"] == [sha256_text(item["gold"]["text"])]
