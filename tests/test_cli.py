@@ -140,3 +140,30 @@ def test_a_failing_endpoint_exits_non_zero_a_recovered_one_completes_and_no_secr
     for secret in SECRETS.values():
         assert not any(secret in text for text in outputs), secret
         assert not any(secret.encode() in blob for blob in blobs), secret
+
+
+def _materialised(instance, system: str, lang: str, answered: int, errored: int, error: str = "") -> None:
+    import dagster as dg
+
+    instance.report_runless_asset_event(dg.AssetMaterialization(
+        asset_key="results", partition=str(dg.MultiPartitionKey({"system": system, "lang": lang})),
+        metadata={"log_items": answered + errored, "log_answered": answered, "log_errored": errored,
+                  "log_not_asked": 0, "skipped_already_answered": 0, "commonest_error": error}))
+
+
+@pytest.mark.parametrize("errored, code", [((0, 0), 0), ((1, 0), 1), ((4, 3), 3)])
+def test_the_exit_code_says_whether_some_or_all_items_errored(errored, code, capsys):
+    """Issue 14 item 4: 0 when nothing errored, 1 when some item did, 3 when every one did."""
+    import dagster as dg
+
+    from chpit_assets import cli
+
+    with dg.instance_for_test() as instance:
+        since = 0.0
+        _materialised(instance, "m/closed", "de", 4 - errored[0], errored[0], "ModelCallError: HTTP 500" * bool(errored[0]))
+        _materialised(instance, "m/closed", "fr", 3 - errored[1], errored[1], "ModelCallError: ReadTimeout" * bool(errored[1]))
+        assert cli._run_summary(instance, ["m/closed"], ["de", "fr"], since) == code
+    out, err = capsys.readouterr()
+    assert f"m/closed [de]: {4 - errored[0]} answered, {errored[0]} errored" in out
+    if code:
+        assert "commonest error: ModelCallError: HTTP 500" in err
