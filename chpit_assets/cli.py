@@ -17,7 +17,8 @@ from pathlib import Path
 
 from chpit_assets.fedlex.catalog import LANGS
 
-# Dagster is imported only once the arguments are known to be good: a typo fails in well under a second.
+# Dagster (and chpit_assets.instance, chpit_assets.nightly, which import it) is imported only once
+# the arguments are known to be good: a typo fails in well under a second.
 
 DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -36,10 +37,12 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
     from chpit_assets.definitions import defs
     from chpit_assets.defs.partitions import BENCH_LANGS
     from chpit_assets.defs.runs.pipeline import run_benchmark
+    from chpit_assets.instance import prepare_instance
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = dg.DagsterInstance.get()
+    prepare_instance(instance)
     started = time.time()
     build_config = {**_QUIET, "resources": {"fedlex": {"config": fedlex_config}}}
     steps = [("build", lang) for lang in langs] + [("build_report_job", None)]
@@ -234,13 +237,30 @@ def main(argv: list[str] | None = None) -> int:
                       help="ask errored items again (default, PROTOCOL §7)")
     runs.add_argument("--new-run", action="store_true",
                       help="start over where the log was made with another endpoint, model or settings (kept aside)")
-    args = parser.parse_args(argv)
+    # A stub: the nightly's own options are read by its parser, built only when it is asked for.
+    sub.add_parser("nightly", add_help=False, help="run tonight's nightly now: build, gate, free systems, "
+                                                    "report, gated publication (docs/scheduling.md)")
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "nightly":
+        from chpit_assets import nightly
+        from chpit_assets.instance import default_dagster_home
+
+        nightly_parser = argparse.ArgumentParser(prog=f"{parser.prog} nightly")
+        nightly.add_arguments(nightly_parser)
+        nightly_args = nightly_parser.parse_args(rest)
+        default_dagster_home()
+        return nightly.main(nightly_args)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     problem = check_run_args(args, langs, systems)
     if problem:
         return _fail(problem)
+    from chpit_assets.instance import default_dagster_home
     from chpit_assets.runs.client import url_secrets
+
+    default_dagster_home()
 
     base_url = {"base_url": args.base_url}
     if url_secrets(args.base_url):
