@@ -118,6 +118,7 @@ def main() -> int:
     parser.add_argument("--lang", default="de")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--generate", action="store_true", help="generate and build the corpus first (bench_scale)")
+    parser.add_argument("--skip", default="", help="comma-separated: bm25-alone (skip the two BM25-only runs)")
     args = parser.parse_args()
     if args.generate:
         sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -143,15 +144,16 @@ def main() -> int:
                   fts5_mb=round(built.path.stat().st_size / 1e6, 1))
     tasks = _tasks(store, data / "build", args.lang, args.queries)
     index = SearchIndex(search_dir, args.lang)
-    report.update(_measure("fts5 words (BM25 alone)", tasks, lambda i: _fts(index, i, fused=False)))
     report.update(_measure("fts5 fused (as shipped)", tasks, lambda i: _fts(index, i, fused=True)))
-    try:
-        bm25s_build, bm25s_query = _bm25s(built.path, args.lang)
-    except ImportError:
-        report["bm25s"] = "not installed"
-    else:
-        report["bm25s_build_s"] = round(bm25s_build, 2)
-        report.update(_measure("bm25s (BM25 alone)", tasks, bm25s_query))
+    if "bm25-alone" not in args.skip.split(","):
+        report.update(_measure("fts5 words (BM25 alone)", tasks, lambda i: _fts(index, i, fused=False)))
+        try:
+            bm25s_build, bm25s_query = _bm25s(built.path, args.lang)
+        except ImportError:
+            report["bm25s"] = "not installed"
+        else:
+            report["bm25s_build_s"] = round(bm25s_build, 2)
+            report.update(_measure("bm25s (BM25 alone)", tasks, bm25s_query))
     print(json.dumps(report, indent=1, ensure_ascii=False))
     return 0
 

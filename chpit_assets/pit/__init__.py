@@ -7,6 +7,7 @@ from .errors import (
     InvalidArgument,
     NoEditionInLanguage,
     NoEditionOnDate,
+    NoSearchIndex,
     PitError,
     ToolMiss,
     UnknownAct,
@@ -15,12 +16,12 @@ from .errors import (
     UnknownTool,
 )
 from .keys import article_key, sr_key
-from .schema import TOOL_NAMES, TOOL_SPECS, validate_arguments
+from .schema import SEARCH_TOOL_SPECS, TOOL_NAMES, TOOL_SPECS, validate_arguments
 from .tools import ArticleResult, HistoryResult, PitTools, TextResult, call_tool
 
 __all__ = [
     "TOOL_NAMES", "TOOL_SPECS", "ArticleResult", "BadCall", "DateBeforeFirstEdition", "HistoryResult",
-    "InvalidArgument", "NoEditionInLanguage", "NoEditionOnDate", "PitError", "PitTools", "TextResult", "ToolMiss",
+    "InvalidArgument", "NoEditionInLanguage", "NoEditionOnDate", "NoSearchIndex", "PitError", "PitTools", "SEARCH_TOOL_SPECS", "TextResult", "ToolMiss",
     "UnknownAct", "UnknownArticle", "UnknownLanguage", "UnknownTool", "article_key", "call_tool", "sr_key",
     "validate_arguments",
 ]

@@ -74,6 +74,13 @@ class ToolMiss(PitError):
         return {"error": self.published, "code": self.code, "message": self.message, **jsonable(self.context)}
 
 
+class NoSearchIndex(ToolMiss):
+    """ch_search_articles without a built search_index for the language (not a published tool)."""
+
+    published = "no_search_index"
+    code = "no_search_index"
+
+
 class UnknownAct(ToolMiss):
     # The published tool knows only two misses; an SR number with no act has no edition on any date.
     published = "no_edition_for_date"

@@ -28,6 +28,8 @@ MAX_DATE = 10               # YYYY-MM-DD exactly
 MAX_CHARS = 200_000         # published: "Maximum characters returned (up to 200000)"
 MAX_OFFSET = 100_000_000    # far beyond the largest act (SR 220 is ~2 MB of XML)
 MAX_REASONS = 5
+MAX_QUERY = 2000
+MAX_LIMIT = 50
 
 PublishedLang = Literal["de", "fr", "it"]   # served to models; the Python API also takes en/rm
 
@@ -72,6 +74,19 @@ class TextArgs(_Args):
                            json_schema_extra={"type": "number"})
 
 
+class SearchArgs(_Args):
+    """`ch_search_articles` (issue 16): not a published tool; offered only in the search tool set."""
+
+    query: str = Field(description="Words, a quoted phrase or a citation such as 'Art. 24 DSG'", min_length=1,
+                       max_length=MAX_QUERY)
+    lang: PublishedLang = Field("de", description="Language of the editions")
+    as_of: str | None = Field(None, description="Date (YYYY-MM-DD) the editions must be in force on; default: today",
+                              max_length=MAX_DATE)
+    sr_number: str | None = Field(None, description="Restrict to one act, e.g. '220'", max_length=MAX_SR)
+    limit: int = Field(10, description=f"Maximum number of articles returned (1 to {MAX_LIMIT})", ge=1,
+                       le=MAX_LIMIT, json_schema_extra={"type": "number"})
+
+
 DESCRIPTIONS = {
     "ch_get_act_article": (
         "Text of one article of a Swiss federal act (Fedlex) as consolidated on a date. Returns the edition whose "
@@ -83,12 +98,20 @@ DESCRIPTIONS = {
         "Edition history of a Swiss federal act: every consolidated edition with its validity interval, and the "
         "per-article changes between consecutive editions (optionally filtered to one article)."),
     "ch_get_act_text": "Full text of a Swiss federal act in the edition in force on a date, paged by character offset.",
+    "ch_search_articles": (
+        "Search the articles of Swiss federal acts (Fedlex) in the editions in force on a date; without as_of, "
+        "the editions in force today. Response: {query, lang, as_of, hits: [{sr_number, abbreviation, "
+        "article_number, e_id, heading, version{version_id, date_applicability, date_end_applicability}, "
+        "snippet}]}, best first."),
 }
 
 ARGUMENTS: dict[str, type[_Args]] = {
     "ch_get_act_article": ArticleArgs, "ch_get_act_history": HistoryArgs, "ch_get_act_text": TextArgs,
 }
 TOOL_NAMES: tuple[str, ...] = tuple(ARGUMENTS)
+# The search tool set adds this to the published three; TOOL_SPECS stays exactly the published protocol.
+SEARCH_ARGUMENTS: dict[str, type[_Args]] = {"ch_search_articles": SearchArgs}
+_ALL_ARGUMENTS = {**ARGUMENTS, **SEARCH_ARGUMENTS}
 
 
 def _parameters(model: type[_Args]) -> dict[str, Any]:
@@ -108,12 +131,16 @@ def _parameters(model: type[_Args]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-PARAMETERS: dict[str, dict[str, Any]] = {name: _parameters(model) for name, model in ARGUMENTS.items()}
+PARAMETERS: dict[str, dict[str, Any]] = {name: _parameters(model) for name, model in _ALL_ARGUMENTS.items()}
 
-TOOL_SPECS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": name, "description": DESCRIPTIONS[name], "parameters": PARAMETERS[name]}}
-    for name in TOOL_NAMES
-]
+
+def _spec(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": DESCRIPTIONS[name],
+                                             "parameters": PARAMETERS[name]}}
+
+
+TOOL_SPECS: list[dict[str, Any]] = [_spec(name) for name in TOOL_NAMES]
+SEARCH_TOOL_SPECS: list[dict[str, Any]] = TOOL_SPECS + [_spec(name) for name in SEARCH_ARGUMENTS]
 
 
 def _reason(error: dict[str, Any]) -> str:
@@ -133,9 +160,9 @@ def _reason(error: dict[str, Any]) -> str:
 def validate_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
     """The keyword arguments for `PitTools.<name>`, or a BadCall naming every problem. `arguments`
     may be the JSON text a model sent (empty = none)."""
-    if name not in ARGUMENTS:
-        raise UnknownTool(f"unknown tool {clip(name)}; tools are {', '.join(TOOL_NAMES)}", tool=clip(name),
-                          tools=list(TOOL_NAMES))
+    if name not in _ALL_ARGUMENTS:
+        raise UnknownTool(f"unknown tool {clip(name)}; tools are {', '.join(_ALL_ARGUMENTS)}", tool=clip(name),
+                          tools=list(_ALL_ARGUMENTS))
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
@@ -149,7 +176,7 @@ def validate_arguments(name: str, arguments: dict[str, Any] | str | None) -> dic
     # An explicit null is the same as leaving an optional argument out (models send them).
     present = {k: v for k, v in arguments.items() if v is not None}
     try:
-        return ARGUMENTS[name].model_validate(present).model_dump()
+        return _ALL_ARGUMENTS[name].model_validate(present).model_dump()
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         # A handful of reasons say what is wrong; a call with 1,000 unknown keys must not make a 1,000-line reply.

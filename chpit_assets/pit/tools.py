@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -46,6 +47,8 @@ import duckdb
 from chpit_assets.corpus.schema import ALIAS_PREFERENCE
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import LANGS
+from chpit_assets.search.index import SearchIndexError
+from chpit_assets.search.tool import SearchResult, SearchTool
 
 from .errors import (
     BadCall,
@@ -53,6 +56,7 @@ from .errors import (
     InvalidArgument,
     NoEditionInLanguage,
     NoEditionOnDate,
+    NoSearchIndex,
     PitError,
     ToolMiss,
     UnknownAct,
@@ -494,10 +498,12 @@ class PitTools:
     one connection for a batch (the oracle over a whole split).
     """
 
-    def __init__(self, store: Store, today: date | None = None):
+    def __init__(self, store: Store, today: date | None = None, search_dir: Path | str | None = None):
         self.store = store
         self._today = today
         self._session: duckdb.DuckDBPyConnection | None = None
+        # The search_index files (chpit_assets/search), for ch_search_articles; None: no search tool.
+        self._search = SearchTool(search_dir) if search_dir is not None else None
 
     def today(self) -> date:
         return self._today or datetime.now(SWISS_TZ).date()
@@ -575,6 +581,17 @@ class PitTools:
                 and a.date_end_applicability + timedelta(days=1) < b.date_applicability]
         return HistoryResult(act.ref, r.lang, today, article, editions,
                              today_edition.version_id if today_edition else None, changes, gaps)
+
+    def ch_search_articles(self, query: str, lang: str = "de", as_of: date | str | None = None,
+                           sr_number: str | None = None, limit: int = 10) -> SearchResult:
+        """Ranked articles of the editions in force on `as_of` (default: today): issue 16's fourth tool."""
+        if self._search is None:
+            raise NoSearchIndex("no search index is configured for these tools")
+        day = _date(as_of) or self.today()
+        try:
+            return self._search.search(query, _lang(lang), day, sr_number=sr_number, limit=limit)
+        except SearchIndexError as exc:
+            raise NoSearchIndex(str(exc), lang=lang) from None
 
     def ch_get_act_text(self, sr_number: str, as_of: date | str, lang: str = "de", offset: int = 0,
                         max_chars: int = 50000) -> TextResult:

@@ -17,6 +17,10 @@ are dropped from the text strategies before they run (their counts come from FTS
 tables): their IDF is near zero, so they change no ranking, yet each matches most of the index
 and made a question cost 0.7 s instead of milliseconds at CH-PiT scale.
 
+A query that cites an SR number the index knows ("(SR 235.1)") is limited to that act, as if
+`sr_number` had been passed: the act is the asker's own scope, and wording (a quoted phrase
+above all) repeats across acts.
+
 RRF: score(article) = sum over strategies s of WEIGHTS[s] / (RRF_K + rank_s(article)), rank from 1,
 RRF_K = 60 (the constant the case-law search engine uses; it damps the difference between rank 1
 and rank 2 of one strategy so that agreement between strategies decides). Ties are broken by SR
@@ -116,11 +120,16 @@ class SearchIndex:
 
     def search(self, query: str, as_of: date, sr_number: str | None = None, limit: int = 10) -> list[Hit]:
         db = self._connection()
+        citation = parse_citation(query, self.lang)
+        if sr_number is None and citation.sr_number is not None and db.execute(
+                "SELECT 1 FROM edition WHERE sr_number = ? LIMIT 1", [citation.sr_number]).fetchone():
+            # A question that names its act ("DSG (SR 235.1)") is about that act: its words and
+            # phrases are searched there, not in the hundred other acts that share them.
+            sr_number = citation.sr_number
         params = {"as_of": as_of.isoformat(), "sr": sr_number}
         tokens = words(query, self.lang)
         informative = self.informative(db, "words", tokens)
         rankings: dict[str, list[int]] = {}
-        citation = parse_citation(query, self.lang)
         if citation.article is not None:
             named, others = self._cited(db, citation, params)
             rankings["citation" if named else "number"] = named or others

@@ -168,23 +168,26 @@ def test_a_reader_sees_the_new_file_after_a_swap(sample, tmp_path):
     assert index.search("Art. 24 DSG", date(2025, 5, 1))
 
 
-def test_the_tool_answers_in_the_published_style_and_refuses_bad_arguments(sample):
-    from chpit_assets.search.tool import MAX_LIMIT, SPEC, SearchTool
+def test_the_tool_answers_through_call_tool_and_refuses_bad_arguments(sample):
+    from chpit_assets.pit import SEARCH_TOOL_SPECS, TOOL_SPECS, BadCall, PitTools, call_tool
 
-    _, search_dir = sample
-    tool = SearchTool(search_dir, today=date(2025, 9, 1))
-    result = tool("Art. 24 DSG", lang="de", as_of="2024-01-01", limit=3)
+    store, search_dir = sample
+    tools = PitTools(store, today=date(2025, 9, 1), search_dir=search_dir)
+    result = call_tool(tools, "ch_search_articles", {"query": "Art. 24 DSG", "as_of": "2024-01-01", "limit": 3})
     assert result["as_of"] == "2024-01-01" and len(result["hits"]) == 3
     top = result["hits"][0]
     assert set(top) == {"sr_number", "abbreviation", "article_number", "e_id", "heading", "version", "snippet"}
     assert (top["article_number"], top["version"]["date_applicability"]) == ("24", "2023-09-01")
-    assert tool("Art. 24 DSG")["as_of"] == "2025-09-01"  # today by default
+    assert call_tool(tools, "ch_search_articles", '{"query": "Art. 24 DSG"}')["as_of"] == "2025-09-01"  # today
     for bad in ({"query": ""}, {"query": "x" * 3000}, {"query": "a", "lang": "en"}, {"query": "a", "limit": 10**30},
-                {"query": "a", "limit": 0}, {"query": "a", "limit": 2.5}, {"query": "a", "as_of": "gestern"}):
-        with pytest.raises(ValueError):
-            tool(**bad)
-    assert SPEC["function"]["parameters"]["properties"]["limit"]["description"].endswith(f"{MAX_LIMIT})")
-    assert tool("Art. 1", lang="it")["error"] == "no_index"
+                {"query": "a", "limit": 0}, {"query": "a", "limit": 2.5}, {"query": "a", "colour": "red"}):
+        with pytest.raises(BadCall):
+            call_tool(tools, "ch_search_articles", bad)
+    assert call_tool(tools, "ch_search_articles", {"query": "Art. 1", "lang": "it"})["error"] == "no_search_index"
+    assert call_tool(PitTools(store), "ch_search_articles", {"query": "Art. 1"})["error"] == "no_search_index"
+    # The published tool set is unchanged; the search set adds exactly this tool.
+    assert [s["function"]["name"] for s in SEARCH_TOOL_SPECS] == [s["function"]["name"] for s in TOOL_SPECS] + [
+        "ch_search_articles"]
 
 
 def test_a_quoted_phrase_finds_its_article_without_the_number(sample):
