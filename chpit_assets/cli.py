@@ -20,7 +20,7 @@ from chpit_assets.fedlex.catalog import LANGS
 # Dagster (and chpit_assets.instance, chpit_assets.nightly, which import it) is imported only once
 # the arguments are known to be good: a typo fails in well under a second.
 
-DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
+DEFAULT_RUN_SYSTEMS = ("oracle", "recite", "cite/current", "cite/pit", "search/pit")  # runs.systems.LOOKUP_MODES
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 

@@ -35,7 +35,7 @@ NIGHTLY_LANGS: tuple[str, ...] = BENCH_LANGS
 build report and the card list the same languages whichever of the two built them (issue 18.6)."""
 
 FREE_SYSTEMS: tuple[str, ...] = DEFAULT_SYSTEMS
-"""oracle and recite: no model, no network, no cost."""
+"""Every system without a model (oracle, recite, cite/current, cite/pit, search/pit): no network, no cost."""
 
 PARENT_TAG = "chpit/nightly"
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}

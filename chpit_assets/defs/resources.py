@@ -88,6 +88,11 @@ class ChpitStore(dg.ConfigurableResource):
         return self.root / "results"
 
     @property
+    def search_dir(self) -> Path:
+        """The search_index files, one SQLite FTS5 file per language (chpit_assets/search)."""
+        return self.root / "search"
+
+    @property
     def report_dir(self) -> Path:
         return self.root / "report"
 

@@ -147,9 +147,9 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
             for kind in (*KINDS, "all"):
                 subset = lang_lines if kind == "all" else [l for l in lang_lines if l["kind"] == kind]
                 rows.append({"lang": lang, "system": system, "kind": kind, **_row(subset, easy)})
-            if parse_system_key(system).mode == "agentic":
+            if parse_system_key(system).base_mode == "agentic":
                 tools.append({"system": system, "lang": lang, **_tools_row(lang_lines)})
-        if parse_system_key(system).mode == "agentic":
+        if parse_system_key(system).base_mode == "agentic":
             tools.append({"system": system, "lang": "all", **_tools_row(lines)})
 
     item_ids = {lang: {l["id"] for lines in scored.values() for l in lines if l["lang"] == lang} for lang in langs}

@@ -42,3 +42,7 @@ class ToolCallsUnsupportedError(RunError):
 class RunLogError(RunError):
     """A run log that cannot be trusted: an unparseable interior line, or settings that differ from
     this run's (PROTOCOL §7, issue 14 item 4). Names the file, and the line or the settings."""
+
+
+class QuestionNotUnderstood(RunError):
+    """A model-free system could not read the citation or the date it needs from a question's text."""

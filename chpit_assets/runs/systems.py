@@ -4,6 +4,16 @@ System keys: `oracle`, `recite` (no model), and `<model-slug>/<mode>` with mode
 `closed`, `current`, `pit` or `agentic` (e.g. `smollm2-135m/pit`). Prompts are
 the published runs' prompts verbatim (card "Baselines", R1b), so our numbers
 compare with the card's.
+
+Ours beside them (issue 16), never mixed into the published rows:
+ * model-free `cite/current`, `cite/pit` (the citation and date read from the question text by
+   our own parser, then `ch_get_act_article` without / with the date) and `search/pit` (the
+   question text alone through `ch_search_articles`, on the date read from it): every build gets
+   non-trivial rows in minutes, and `cite/pit` is the protocol's ceiling (1.000 unless a question
+   or the parser is wrong);
+ * mode variants `pit+verify`, `agentic+verify` (cite or abstain, chpit_assets/verify) and
+   `agentic+search` (the search tool set: the published three tools plus `ch_search_articles`),
+   and `agentic+search+verify`.
 """
 
 from __future__ import annotations
@@ -16,10 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .client import ChatClient, ChatReply
-from .errors import UnknownSystemError
+from .errors import QuestionNotUnderstood, UnknownSystemError
 
-LOOKUP_MODES = ("oracle", "recite")
-MODEL_MODES = ("closed", "current", "pit", "agentic")
+FREE_SYSTEMS = ("cite/current", "cite/pit", "search/pit")  # model-free, ours (issue 16)
+LOOKUP_MODES = ("oracle", "recite", *FREE_SYSTEMS)
+MODEL_MODES = ("closed", "current", "pit", "agentic", "pit+verify", "agentic+search", "agentic+verify",
+               "agentic+search+verify")
 MAX_TOOL_ROUNDS = 4  # R1, PROTOCOL §5: rounds 0-3 may call tools, round 4 must answer
 
 # The card's closed-book system prompt, verbatim ("Baselines", closed).
@@ -52,18 +64,33 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 class SystemKey:
     key: str
     mode: str
-    slug: str | None  # the model slug; None for oracle and recite
+    slug: str | None  # the model slug; None for the systems without a model
+
+    @property
+    def base_mode(self) -> str:
+        """The published mode a variant runs ("agentic+verify" -> "agentic")."""
+        return base_mode(self.mode)
+
+
+def base_mode(mode: str) -> str:
+    return mode.split("+", 1)[0]
+
+
+def published_name(key: str) -> str:
+    """Our key -> the published runs' `system` for the systems without a model (`recite/recite`);
+    our model-free systems' keys already have that shape (`cite/pit`)."""
+    return key if "/" in key else f"{key}/{key}"
 
 
 def parse_system_key(key: str) -> SystemKey:
-    """`oracle` | `recite` | `<model-slug>/<mode>`; anything else is an UnknownSystemError."""
+    """A key of LOOKUP_MODES | `<model-slug>/<mode>`; anything else is an UnknownSystemError."""
     if key in LOOKUP_MODES:
         return SystemKey(key, key, None)
     slug, sep, mode = key.partition("/")
-    if sep and mode in MODEL_MODES and _SLUG.match(slug):
+    if sep and mode in MODEL_MODES and _SLUG.match(slug) and slug not in ("cite", "search"):
         return SystemKey(key, mode, slug)
     raise UnknownSystemError(
-        f"unknown system key {key!r}: expected 'oracle', 'recite' or '<model-slug>/<mode>' with mode in "
+        f"unknown system key {key!r}: expected one of {', '.join(LOOKUP_MODES)} or '<model-slug>/<mode>' with mode in "
         f"{', '.join(MODEL_MODES)} and a slug of lower-case letters, digits, '.', '_' or '-'"
     )
 
@@ -112,6 +139,7 @@ def estimate_tokens(mode: str, item: dict) -> tuple[int, int]:
     (sys + question) + S + r * C; out = gold + 50 + 60 R."""
     if mode in LOOKUP_MODES:
         return 0, 0
+    mode = base_mode(mode)  # verification is free; the search tool's spec is one more tool
     gold, question = item["gold"]["text"], item["question"]
     out = tokens(gold) + 50
     if mode == "closed":
@@ -169,6 +197,52 @@ class ReciteSystem(System):
         return Answer(text=result.text, contexts=[result.text], lookup=_lookup_fields(result))
 
 
+class CiteSystem(System):
+    """Issue 16, `cite/current` and `cite/pit`: read the citation (article, SR number) and, for pit,
+    the date from the question TEXT with our own parser (chpit_assets.search.query), never from the
+    item's fields, then ask `ch_get_act_article` as a model with perfect tool use would. A question
+    the parser cannot read is an error on its line: it means the question or the parser is wrong."""
+
+    def __init__(self, key: str, tools):
+        self.key = self.mode = key
+        self.tools = tools
+        self.dated = key.endswith("/pit")
+
+    def answer(self, item: dict) -> Answer:
+        from chpit_assets.search.query import parse_citation
+
+        cited = parse_citation(item["question"], item["lang"])
+        missing = [name for name, value in (("article", cited.article), ("SR number", cited.sr_number),
+                                            ("date", cited.as_of if self.dated else True)) if not value]
+        if missing:
+            raise QuestionNotUnderstood(f"{self.key}: no {', '.join(missing)} in question {item['question']!r}")
+        result = self.tools.ch_get_act_article(cited.sr_number, cited.article, item["lang"],
+                                               as_of=cited.as_of if self.dated else None)
+        return Answer(text=result.text, contexts=[result.text], lookup=_lookup_fields(result))
+
+
+class SearchSystem(System):
+    """Issue 16, `search/pit`: the question text alone goes to `ch_search_articles` on the date read
+    from it (today when it names none); the best hit's article, as `ch_get_act_article` gives it on
+    that date, is the answer. Measures what search over dated editions is worth without a model."""
+
+    key = mode = "search/pit"
+
+    def __init__(self, tools):
+        self.tools = tools
+
+    def answer(self, item: dict) -> Answer:
+        from chpit_assets.search.query import parse_citation
+
+        as_of = parse_citation(item["question"], item["lang"]).as_of
+        found = self.tools.ch_search_articles(item["question"], item["lang"], as_of=as_of, limit=1)
+        if not found.hits:
+            return Answer(text="", lookup={"as_of": found.as_of.isoformat(), "hits": 0})
+        top = found.hits[0]
+        result = self.tools.ch_get_act_article(top.sr_number, top.article_number, item["lang"], as_of=found.as_of)
+        return Answer(text=result.text, contexts=[result.text], lookup=_lookup_fields(result))
+
+
 class _ModelSystem(System):
     def __init__(self, key: SystemKey, client: ChatClient):
         self.key, self.mode, self.slug = key.key, key.mode, key.slug
@@ -214,7 +288,7 @@ class ContextSystem(_ModelSystem):
 
     def answer(self, item: dict) -> Answer:
         arguments = {"sr_number": item["sr_number"], "article": item["article_number"], "lang": item["lang"]}
-        if self.mode == "pit":
+        if base_mode(self.mode) == "pit":
             arguments["as_of"] = item["as_of"]
         result = self.call_tool(self.tools, "ch_get_act_article", arguments)
         article = result.get("article") if "error" not in result else None
@@ -230,6 +304,10 @@ class ContextSystem(_ModelSystem):
         ]
         extras = {"tool_result": tool_result, **({"context_empty": True} if not text else {})}
         return self._ask(messages, [text], lookup, **extras)
+
+
+class UnknownToolCall(ValueError):
+    """A model called a tool its run does not offer."""
 
 
 def _truncated(content: str) -> str:
@@ -296,7 +374,10 @@ class AgenticSystem(_ModelSystem):
         except json.JSONDecodeError:
             arguments = raw
         t0 = time.monotonic()
+        offered = [spec["function"]["name"] for spec in self.tool_specs]
         try:
+            if name not in offered:  # a tool of another tool set is not this run's to call
+                raise UnknownToolCall(f"unknown tool {str(name)[:60]!r}; tools are {', '.join(offered)}")
             result = self.call_tool(self.tools, name, arguments)
         except Exception as exc:  # the model's mistake, handed back to the model
             result = {"error": f"{type(exc).__name__}: {exc}"}
@@ -325,6 +406,52 @@ class AgenticSystem(_ModelSystem):
         }
 
 
+class VerifiedSystem(System):
+    """Issue 16, `<slug>/pit+verify`, `<slug>/agentic+verify`: the inner system's answer through cite
+    or abstain (chpit_assets/verify). Evidence: every article the system retrieved (its context, its
+    `ch_get_act_article` calls) or cited in its answer, each as the edition in force on the item's
+    as_of words it. The line keeps the inner system's calls, tokens and cost, and records every
+    check (`verification`) and whether it abstained."""
+
+    def __init__(self, key: SystemKey, inner: System, tools):
+        self.key, self.mode = key.key, key.mode
+        self.inner, self.tools = inner, tools
+        self.config = inner.config
+
+    def settings(self) -> dict:
+        return {**self.inner.settings(), "system": self.key, "mode": self.mode, "verify": True}
+
+    def estimate_tokens(self, item: dict) -> tuple[int, int]:
+        return self.inner.estimate_tokens(item)
+
+    def answer(self, item: dict) -> Answer:
+        from chpit_assets.verify import Evidence, references, verify_answer
+
+        answer = self.inner.answer(item)
+        wanted = {(item["sr_number"], item["article_number"])} if answer.lookup else set()
+        for call in answer.tool_calls:
+            args = call.get("arguments")
+            if call.get("name") == "ch_get_act_article" and isinstance(args, dict) and args.get("article"):
+                wanted.add((str(args.get("sr_number")), str(args["article"])))
+        for number, abbreviation in references(answer.text or ""):
+            # An article the answer names in its own act (or without naming an act) is fetched too.
+            if abbreviation is None or abbreviation == item["abbreviation"]:
+                wanted.add((item["sr_number"], number))
+        evidence, misses = [], []
+        for sr_number, article in sorted(wanted):
+            try:
+                found = self.tools.ch_get_act_article(sr_number, article, item["lang"], as_of=item["as_of"])
+            except Exception as exc:  # an article the store cannot give proves nothing; recorded
+                misses.append(f"SR {sr_number} Art. {article}: {type(exc).__name__}")
+                continue
+            evidence.append(Evidence(sr_number, found.act.abbreviation, article, found.text, found.edition.version_id))
+        checked = verify_answer(answer.text or "", evidence)
+        answer.extras = {**answer.extras, "abstained": checked.abstained,
+                         "verification": {**checked.receipt(), "evidence_missing": misses}}
+        answer.text = checked.answer
+        return answer
+
+
 def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | None = None) -> System:
     """The registry: a system for `key`, or UnknownSystemError before anything is asked."""
     parsed = parse_system_key(key)
@@ -332,6 +459,10 @@ def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | No
         return OracleSystem(tools)
     if parsed.mode == "recite":
         return ReciteSystem(tools)
+    if parsed.mode in ("cite/current", "cite/pit"):
+        return CiteSystem(parsed.mode, tools)
+    if parsed.mode == "search/pit":
+        return SearchSystem(tools)
     client = (clients or {}).get(parsed.slug)
     if client is None:
         raise UnknownSystemError(
@@ -341,6 +472,15 @@ def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | No
         return ClosedSystem(parsed, client)
     from chpit_assets.pit import TOOL_SPECS, call_tool
 
-    if parsed.mode in ("current", "pit"):
-        return ContextSystem(parsed, client, tools, call_tool)
-    return AgenticSystem(parsed, client, tools, TOOL_SPECS, call_tool)
+    from chpit_assets.pit import SEARCH_TOOL_SPECS
+
+    base = SystemKey(key, parsed.base_mode, parsed.slug)
+    if parsed.base_mode in ("current", "pit"):
+        inner: System = ContextSystem(base, client, tools, call_tool)
+    else:
+        specs = SEARCH_TOOL_SPECS if "+search" in parsed.mode else TOOL_SPECS
+        inner = AgenticSystem(base, client, tools, specs, call_tool)
+    if parsed.mode.endswith("+verify"):
+        return VerifiedSystem(parsed, inner, tools)
+    inner.mode = parsed.mode  # the variant names its run (run-report-{mode}.json), the base chose its behaviour
+    return inner

@@ -4,8 +4,9 @@ import dagster as dg
 
 build_job = dg.define_asset_job(
     "build",
-    selection=dg.AssetSelection.groups("fedlex", "bench") - dg.AssetSelection.assets("build_report"),
-    description="One language: Fedlex catalog -> editions -> parsed articles -> changes -> items -> core split.",
+    selection=dg.AssetSelection.groups("fedlex", "bench", "search") - dg.AssetSelection.assets("build_report"),
+    description="One language: Fedlex catalog -> editions -> parsed articles -> changes -> items -> core split, "
+                "and the search index.",
 )
 
 build_report_job = dg.define_asset_job(

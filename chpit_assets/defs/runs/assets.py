@@ -35,14 +35,15 @@ from chpit_assets.runs.runner import (
     write_jsonl_atomic,
 )
 from chpit_assets.runs.sample import select_items
-from chpit_assets.runs.systems import build_system, parse_system_key
+from chpit_assets.runs.systems import LOOKUP_MODES, build_system, parse_system_key
 
 from ..metadata import data_version
 from ..partitions import BENCH_LANGS, lang_partitions
 from ..resources import ChpitStore
 
 GROUP = "runs"
-DEFAULT_SYSTEMS: tuple[str, ...] = ("oracle", "recite")
+# Every system without a model: what `make run` and the nightly run (issue 16: cite/search).
+DEFAULT_SYSTEMS: tuple[str, ...] = LOOKUP_MODES
 """What `make run` runs on the sample: no model, no network."""
 
 systems_partitions = dg.DynamicPartitionsDefinition(name="systems")
@@ -127,7 +128,8 @@ class RunsConfig(dg.Config):
 
 
 def _tools(chpit: ChpitStore, today: str) -> PitTools:
-    return PitTools(chpit.released_store(), today=date.fromisoformat(today) if today else None)
+    return PitTools(chpit.released_store(), today=date.fromisoformat(today) if today else None,
+                    search_dir=chpit.search_dir)
 
 
 def run_items_for(chpit: ChpitStore, lang: str, config: RunsConfig) -> list[dict]:

@@ -10,17 +10,13 @@ from ..resources import ChpitStore
 GROUP = "search"
 
 
-def search_dir(chpit: ChpitStore):
-    return chpit.root / "search"
-
-
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"sqlite"})
 def search_index(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
     """Every article of every parsed edition in this language, with its act, number, heading, text and
     validity interval, in one SQLite FTS5 file swapped in atomically; only changed editions are re-indexed."""
     lang = context.partition_key
     with chpit.store.connect(read_only=True) as con:
-        result = build_index(con, lang, search_dir(chpit))
+        result = build_index(con, lang, chpit.search_dir)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(result.digest),
         metadata={
