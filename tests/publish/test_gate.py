@@ -15,11 +15,13 @@ from chpit_assets.publish import (
     CRITICAL_CHECKS,
     Candidate,
     CountBounds,
+    GateFailed,
     OracleCheck,
     content_hash,
     evaluate_gate,
     load_candidate,
     oracle_check,
+    publish,
 )
 from chpit_assets.publish.gate import act_counts
 from chpit_assets.publish.schema import ITEM_FIELDS, schema_errors
@@ -209,3 +211,27 @@ def test_the_gates_oracle_looks_up_every_item_core_or_not(candidate, tools):
     assert "the oracle lookup failed" in result.offenders[2]
     assert "not an item the oracle can look up" in result.offenders[3]
     assert result.checked["de"] == content_hash(items) != content_hash(candidate.items["de"])
+
+
+def test_the_staged_shards_must_hold_what_the_oracle_checked(candidate, tmp_path, monkeypatch):
+    """Re-checked right before the swap: a change between the gate and the staged bytes blocks."""
+    import chpit_assets.publish.publication as publication
+
+    report = gate(candidate)
+    real_stage = publication.stage
+
+    def stage_changed(c: Candidate, folder, load_name):
+        items = copy.deepcopy(c.items)
+        items["de"][0]["gold"]["text"] += " (nach dem Gate geändert)"
+        return real_stage(Candidate(c.build_report, items, c.results_md), folder, load_name)
+
+    monkeypatch.setattr(publication, "stage", stage_changed)
+    live = tmp_path / "out" / "publish"
+    with pytest.raises(GateFailed, match=r"not what the gate checked: de: data/de/full-00000-of-00001\.parquet differs"):
+        publish(candidate, report, live, hub=None, local_reason="local", frozen_dir=tmp_path / "frozen", load_name="x")
+    assert sorted(p.name for p in live.parent.iterdir()) == []  # nothing went live, nothing staged is left
+    monkeypatch.setattr(publication, "stage", real_stage)
+    published = publish(candidate, report, live, hub=None, local_reason="local", frozen_dir=tmp_path / "frozen",
+                        load_name="x")
+    assert sorted(published.files) == ["README.md", *[f"data/{lang}/{split}-00000-of-00001.parquet"
+                                                      for lang in ("de", "fr") for split in ("core", "full")]]
