@@ -144,14 +144,6 @@ def _live(publish_dir: Path) -> Path:
     return publish_dir if publish_dir.exists() else _previous(publish_dir)
 
 
-def published_counts(publish_dir: Path) -> dict[str, int]:
-    """Items per language in the live publication (from the full shards' parquet footers). Read-only."""
-    counts: dict[str, int] = defaultdict(int)
-    for shard in sorted(_live(publish_dir).glob("data/*/full-*.parquet")):
-        counts[shard.parent.name] += pq.read_metadata(shard).num_rows
-    return dict(counts)
-
-
 def published_acts(publish_dir: Path) -> dict[str, dict[int, tuple[str, int]]]:
     """Per language {act_id: (label, items)} of the live publication's full shards (`gate.act_counts`). Read-only."""
     rows: dict[str, list[dict]] = defaultdict(list)

@@ -15,7 +15,7 @@ from chpit_assets.publish import PublishError
 from chpit_assets.publish.folder import (
     folder_files,
     new_staging_dir,
-    published_counts,
+    published_acts,
     publisher_lock,
     recover,
     swap_in,
@@ -23,10 +23,16 @@ from chpit_assets.publish.folder import (
 
 
 def build(folder, text: str) -> None:
-    """A stand-in publication: a card and a German full shard with one row per character of `text`."""
+    """A stand-in publication: a card and a German full shard with one row (of act 7) per character of `text`."""
     (folder / "data" / "de").mkdir(parents=True)
     (folder / "README.md").write_text(text)
-    pq.write_table(pa.table({"id": list(text)}), folder / "data" / "de" / "full-00000-of-00001.parquet")
+    rows = {"id": list(text), "act_id": [7] * len(text), "sr_number": ["210"] * len(text),
+            "abbreviation": ["ZGB"] * len(text)}
+    pq.write_table(pa.table(rows), folder / "data" / "de" / "full-00000-of-00001.parquet")
+
+
+def counts(live) -> dict[str, dict[int, int]]:
+    return {lang: {act: n for act, (_, n) in acts.items()} for lang, acts in published_acts(live).items()}
 
 
 def test_swap_replaces_the_whole_folder_and_cleans_up(tmp_path):
@@ -38,7 +44,7 @@ def test_swap_replaces_the_whole_folder_and_cleans_up(tmp_path):
     assert staged.parent == live.parent  # same filesystem: the swap is a rename
     build(staged, "new")
     swap_in(staged, live)
-    assert folder_files(live)["README.md"] == b"new" and published_counts(live) == {"de": 3}
+    assert folder_files(live)["README.md"] == b"new" and counts(live) == {"de": {7: 3}}
     assert sorted(folder_files(live)) == ["README.md", "data/de/full-00000-of-00001.parquet"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["publish"]
 
@@ -75,7 +81,8 @@ def test_a_crash_between_the_renames_is_recovered(tmp_path):
     live = tmp_path / "publish"
     previous = tmp_path / "publish.previous"
     build(previous, "older")  # the state after the first rename, before the second
-    assert published_counts(live) == {"de": 5}  # the gate still counts the live build
+    assert counts(live) == {"de": {7: 5}}  # the gate still counts the live build
+    assert published_acts(live)["de"][7][0] == "SR 210 ZGB (act_id 7)"
     recover(live)
     assert folder_files(live)["README.md"] == b"older" and not previous.exists()
 
