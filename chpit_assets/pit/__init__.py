@@ -1,27 +1,26 @@
-"""Point-in-time tools (R2): `PitTools` over the store, `TOOL_SPECS` + `call_tool` for models,
-`resolve_by_act` for the oracle (R1); `mcp_server` serves the same tools over MCP."""
+"""Point-in-time tools (R2, PROTOCOL §5): `PitTools` over the store, `TOOL_SPECS` + `call_tool` for
+models, `resolve_by_act` for the oracle (R1); `mcp_server` serves the same tools over MCP."""
 
-from .tools import (
-    TOOL_NAMES,
-    TOOL_SPECS,
-    ActTextResult,
-    ArticleResult,
+from .errors import (
+    BadCall,
     DateBeforeFirstEdition,
-    HistoryResult,
     InvalidArgument,
     NoEditionInLanguage,
     NoEditionOnDate,
     PitError,
-    PitTools,
+    ToolMiss,
     UnknownAct,
     UnknownArticle,
     UnknownLanguage,
     UnknownTool,
-    call_tool,
 )
+from .keys import article_key, sr_key
+from .schema import TOOL_NAMES, TOOL_SPECS, validate_arguments
+from .tools import ArticleResult, HistoryResult, PitTools, TextResult, call_tool
 
 __all__ = [
-    "TOOL_NAMES", "TOOL_SPECS", "ActTextResult", "ArticleResult", "DateBeforeFirstEdition", "HistoryResult",
-    "InvalidArgument", "NoEditionInLanguage", "NoEditionOnDate", "PitError", "PitTools", "UnknownAct",
-    "UnknownArticle", "UnknownLanguage", "UnknownTool", "call_tool",
+    "TOOL_NAMES", "TOOL_SPECS", "ArticleResult", "BadCall", "DateBeforeFirstEdition", "HistoryResult",
+    "InvalidArgument", "NoEditionInLanguage", "NoEditionOnDate", "PitError", "PitTools", "TextResult", "ToolMiss",
+    "UnknownAct", "UnknownArticle", "UnknownLanguage", "UnknownTool", "article_key", "call_tool", "sr_key",
+    "validate_arguments",
 ]

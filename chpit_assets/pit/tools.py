@@ -1,5 +1,5 @@
 """Point-in-time tools over the store: one library, called in-process by the runners and the
-oracle, and served to outside agents by `mcp_server.py` (R2).
+oracle, and served to outside agents by `mcp_server.py` (R2, PROTOCOL §5).
 
 Resolution, shared by every entry point (`_Resolver`):
 
@@ -13,28 +13,32 @@ edition  Only `stage = 'parsed'` editions exist for the tools (B10). The edition
          `>= D`, the end being inclusive). Where two editions both claim D (Fedlex re-issued one
          without retracting the old end date) the later `date_applicability` wins - the ordering
          the card describes and B11 keeps out of the benchmark.
-         No date means today (Europe/Zurich, or the injected `today`). When D - today included -
-         falls in a gap between parsed editions, or after the last edition's end, the answer is
-         `NoEditionOnDate` naming the editions on either side: the text in force that day is not
+         No date means today (Europe/Zurich, or the injected `today`); only `ch_get_act_article`
+         has that default (R2 as published: history takes no date, the full text requires one).
+         When D falls in a gap between parsed editions, or after the last edition's end, the answer
+         is `NoEditionOnDate` naming the editions on either side: the text in force that day is not
          in the store, and quoting a neighbouring edition instead would be the exact wrong-version
          answer CH-PiT measures. Before the first edition: `DateBeforeFirstEdition`.
-article  By number: compared without spaces and case ("268a bis" = "268abis"), an "Art." prefix
-         ignored. Where several e_ids carry the number (a top-level `art_7` and a transitional
-         `disp_u1/art_7`), the top-level one wins, then document order; the result lists the
-         others (`other_e_ids`). By `e_id` (the oracle): exact.
+article  An article is keyed by (e_id, occurrence) within its edition: Fedlex repeats eIds (the
+         Civil Code's final title reproduces old-law articles as a second `art_178`), and the store
+         numbers each e_id's articles 1, 2, ... in document order. By number: compared without
+         spaces and case ("268a bis" = "268abis"), an "Art." prefix ignored. Where several articles
+         carry the number (B9's ambiguous case), R2's order picks one: the top-level, un-nested
+         e_id first (`art_7` before `disp_u1/art_7`), then the lowest occurrence, then document
+         order; the answer lists the others (`also_carried_by`) so a caller knows it was a choice.
+         By `e_id` (the oracle): exact, lowest occurrence unless one is given.
 
 Every lookup is a handful of rows: editions by `act_id`, articles by `version_id` (the key prefix).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import duckdb
@@ -43,207 +47,217 @@ from chpit_assets.corpus.schema import ALIAS_PREFERENCE
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import LANGS
 
+from .errors import (
+    BadCall,
+    DateBeforeFirstEdition,
+    InvalidArgument,
+    NoEditionInLanguage,
+    NoEditionOnDate,
+    PitError,
+    ToolMiss,
+    UnknownAct,
+    UnknownArticle,
+    UnknownLanguage,
+    UnknownTool,
+    clip,
+    jsonable,
+)
+from .keys import ARTICLE_KEY_SQL, article_key, sr_key
+from .schema import MAX_CHARS, TOOL_NAMES, TOOL_SPECS, validate_arguments
+
+__all__ = [
+    "TOOL_NAMES", "TOOL_SPECS", "ActRef", "ArticleChange", "ArticleResult", "BadCall", "Carrier",
+    "DateBeforeFirstEdition", "EditionRef", "HistoryResult", "InvalidArgument", "NoEditionInLanguage",
+    "NoEditionOnDate", "PitError", "PitTools", "TextResult", "ToolMiss", "UnknownAct", "UnknownArticle",
+    "UnknownLanguage", "UnknownTool", "article_key", "call_tool", "sr_key",
+]
+
 SWISS_TZ = ZoneInfo("Europe/Zurich")
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class PitError(Exception):
-    """A tool call that cannot be answered; `context` names the SR number/act, article, lang and date."""
-
-    code: ClassVar[str] = "pit_error"
-
-    def __init__(self, message: str, **context: Any):
-        super().__init__(message)
-        self.message = message
-        self.context = context
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, **_jsonable(self.context)}}
-
-
-class InvalidArgument(PitError, ValueError):
-    code = "invalid_argument"
-
-
-class UnknownTool(PitError):
-    code = "unknown_tool"
-
-
-class UnknownLanguage(PitError):
-    code = "unknown_language"
-
-
-class UnknownAct(PitError):
-    code = "unknown_act"
-
-
-class NoEditionInLanguage(PitError):
-    """The act exists but has no parsed edition in this language."""
-
-    code = "no_edition_in_language"
-
-
-class DateBeforeFirstEdition(PitError):
-    code = "date_before_first_edition"
-
-
-class NoEditionOnDate(PitError):
-    """The date falls in a gap between parsed editions or after the last one ended."""
-
-    code = "no_edition_on_date"
-
-
-class UnknownArticle(PitError):
-    code = "unknown_article"
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 # --------------------------------------------------------------------------- results
 
 
-def _jsonable(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-class _Result:
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON types only (dates as ISO strings)."""
-        return _jsonable(self)
-
-
 @dataclass(frozen=True)
-class ActRef(_Result):
+class ActRef:
     """Which act answered; `other_act_ids` are the acts sharing its SR number that lost the tiebreak."""
 
     act_id: int
     sr_number: str
     eli: str
-    abbreviation: str | None      # in the requested language: de from ch_act, fr/it/... from ch_act_alias
+    abbreviation: str | None      # in the requested language: de from ch_act, fr/it/... from ch_act_alias (B7)
     title: str | None             # in the requested language
     enforcement_status: int       # 0 = in force
     other_act_ids: list[int] = field(default_factory=list)
 
+    def header(self, lang: str) -> dict[str, Any]:
+        """The published response's leading keys, then ours (`act`)."""
+        return {"sr_number": self.sr_number, "abbreviation": self.abbreviation, "title": self.title, "lang": lang}
+
+    def extra(self) -> dict[str, Any]:
+        return {"act_id": self.act_id, "eli": self.eli, "enforcement_status": self.enforcement_status,
+                "other_act_ids": self.other_act_ids}
+
 
 @dataclass(frozen=True)
-class EditionRef(_Result):
+class EditionRef:
     version_id: int
     date_applicability: date
     date_end_applicability: date | None   # inclusive last day; None = no end known (current)
     eli: str                               # the consolidation's ELI
     source: str                            # 'fedlex' (XML)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The published `version` object (PROTOCOL §5), `source` beside it."""
+        return {"version_id": self.version_id, "date_applicability": self.date_applicability.isoformat(),
+                "date_end_applicability": jsonable(self.date_end_applicability),
+                "eli_consolidation_uri": self.eli, "source": self.source}
+
 
 @dataclass(frozen=True)
-class ArticleResult(_Result):
+class Carrier:
+    """Another article of the same edition carrying the asked-for number (B9's ambiguous case)."""
+
+    e_id: str
+    occurrence: int
+    heading: str | None
+
+
+@dataclass(frozen=True)
+class ArticleResult:
     act: ActRef
     edition: EditionRef
     lang: str
     as_of: date                   # the date the edition was chosen for
     as_of_defaulted: bool         # True when no date was passed and today was used
     e_id: str
+    occurrence: int               # with e_id, the article's key in its edition
     article_number: str | None
-    heading: str | None
+    heading: str | None           # the published `marginal_note`
     text: str                     # verbatim, one numbered paragraph per line
-    other_e_ids: list[str] = field(default_factory=list)
+    also_carried_by: list[Carrier] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The published response of `ch_get_act_article`, our fields beside the published keys."""
+        return {
+            **self.act.header(self.lang),
+            "as_of": self.as_of.isoformat(),
+            "version": self.edition.to_dict(),
+            "article": {"e_id": self.e_id, "article_number": self.article_number, "marginal_note": self.heading,
+                        "text": self.text, "occurrence": self.occurrence,
+                        "also_carried_by": jsonable(self.also_carried_by)},
+            "as_of_defaulted": self.as_of_defaulted,
+            "act": self.act.extra(),
+        }
 
 
 @dataclass(frozen=True)
-class HistoryEntry(_Result):
-    edition: EditionRef
-    is_today_edition: bool        # the edition a call without a date returns
-    article_present: bool | None  # None when no article was asked about
-    e_id: str | None
-    change: str | None            # vs the previous parsed edition: added|removed|modified|unchanged
+class ArticleChange:
+    """One article's change between two consecutive parsed editions (B3): keyed by (e_id, occurrence)."""
+
+    old_version_id: int
+    new_version_id: int
+    date_applicability: date      # the new edition's
+    e_id: str
+    occurrence: int
+    article_number: str | None    # the new edition's, the old one's for a removal
+    change_type: str              # added | removed | modified
 
 
 @dataclass(frozen=True)
-class Gap(_Result):
-    """Days no parsed edition covers, between two consecutive ones."""
-
-    date_from: date
-    date_to: date
-
-
-@dataclass(frozen=True)
-class HistoryResult(_Result):
+class HistoryResult:
     act: ActRef
     lang: str
     today: date
-    article_number: str | None
-    editions: list[HistoryEntry]
-    gaps: list[Gap]
+    article: str | None           # the filter, as asked
+    editions: list[EditionRef]    # parsed editions, oldest first
+    today_version_id: int | None  # the edition a call without a date answers from
+    changes: list[ArticleChange]  # consecutive pairs oldest first, then document order
+    gaps: list[tuple[date, date]]  # days no parsed edition covers, between two consecutive ones
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.act.header(self.lang),
+            "editions": [{**e.to_dict(), "in_force_today": e.version_id == self.today_version_id}
+                         for e in self.editions],
+            "changes": jsonable(self.changes),
+            "article": self.article,
+            "today": self.today.isoformat(),
+            "gaps": [{"date_from": a.isoformat(), "date_to": b.isoformat()} for a, b in self.gaps],
+            "act": self.act.extra(),
+        }
 
 
 @dataclass(frozen=True)
-class ActArticle(_Result):
+class TextArticle:
+    """Where an article's block starts in the edition's full text."""
+
     e_id: str
+    occurrence: int
     article_number: str | None
-    heading: str | None
-    text: str
+    offset: int
 
 
 @dataclass(frozen=True)
-class ActTextResult(_Result):
+class TextResult:
     act: ActRef
     edition: EditionRef
     lang: str
     as_of: date
-    as_of_defaulted: bool
-    total_articles: int
     offset: int
-    articles: list[ActArticle]    # document order, from `offset`, at most `limit`
+    max_chars: int
+    total_chars: int
+    text: str                     # the full text's characters [offset, offset + max_chars)
+    next_offset: int | None       # None: this page reaches the end
+    articles: list[TextArticle]   # the articles whose block starts on this page
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.act.header(self.lang),
+            "as_of": self.as_of.isoformat(),
+            "version": self.edition.to_dict(),
+            "offset": self.offset, "max_chars": self.max_chars, "total_chars": self.total_chars,
+            "next_offset": self.next_offset, "text": self.text,
+            "articles": jsonable(self.articles),
+            "act": self.act.extra(),
+        }
 
 
 # --------------------------------------------------------------------------- argument parsing
-
-_ART_PREFIX = re.compile(r"^(?:art(?:icle|ikel|icolo)?\.?|§)\s*", re.IGNORECASE)
-_SR_PREFIX = re.compile(r"^(?:sr|rs)\s+", re.IGNORECASE)
-
-
-def article_key(article_number: str) -> str:
-    """The comparison form of an article number: no "Art." prefix, no spaces, lower case."""
-    return re.sub(r"\s+", "", _ART_PREFIX.sub("", article_number.strip())).lower()
-
-
-# The same comparison form in SQL, applied to the stored column.
-_ARTICLE_KEY_SQL = "lower(replace(article_number, ' ', ''))"
-
-
-def sr_key(sr_number: str) -> str:
-    """The comparison form of an SR number: no "SR" prefix, trimmed ("SR 235.1 " -> "235.1")."""
-    return _SR_PREFIX.sub("", str(sr_number).strip())
 
 
 def _sr(sr_number: str) -> str:
     sr = sr_key(sr_number)
     if not sr:
-        raise InvalidArgument("sr_number is empty", sr_number=sr_number)
+        raise InvalidArgument("sr_number is empty", sr_number=clip(sr_number))
     return sr
+
+
+def _article(article: str) -> str:
+    if not str(article).strip():
+        raise InvalidArgument("article is empty", article=clip(article))
+    return str(article)
 
 
 def _lang(lang: str) -> str:
     if lang not in LANGS:
-        raise UnknownLanguage(f"unknown language {lang!r}; Fedlex languages are {', '.join(LANGS)}", lang=lang,
-                              languages=list(LANGS))
+        raise UnknownLanguage(f"unknown language {clip(lang)}; Fedlex languages are {', '.join(LANGS)}",
+                              lang=clip(lang), languages=list(LANGS))
     return lang
 
 
-def _date(value: date | str | None, what: str = "as_of") -> date | None:
+def _date(value: date | str | None) -> date | None:
     if value is None or isinstance(value, date):
         return value
+    text = str(value).strip()
     try:
-        return date.fromisoformat(str(value).strip())
+        # fromisoformat alone also takes "20240101" and week dates; the tools promise YYYY-MM-DD.
+        if not _ISO_DATE.fullmatch(text):
+            raise ValueError
+        return date.fromisoformat(text)
     except ValueError:
-        raise InvalidArgument(f"{what} must be an ISO date YYYY-MM-DD, got {value!r}", **{what: value}) from None
+        raise InvalidArgument(f"as_of must be a date YYYY-MM-DD, got {clip(value)}", as_of=clip(value)) from None
 
 
 # --------------------------------------------------------------------------- resolution
@@ -253,6 +267,31 @@ def _date(value: date | str | None, what: str = "as_of") -> date | None:
 class _Act:
     ref: ActRef
     label: str          # how errors name it: "SR 235.1 (DSG)" or "act_id 123"
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One stored article (ch_act_article)."""
+
+    version_id: int
+    e_id: str
+    occurrence: int
+    article_number: str | None
+    heading: str | None
+    text: str
+
+    def carrier(self) -> Carrier:
+        return Carrier(self.e_id, self.occurrence, self.heading)
+
+
+_ROW_COLUMNS = "version_id, e_id, occurrence, article_number, heading, text"
+
+
+def _pick(rows: list[_Row]) -> tuple[_Row, list[_Row]]:
+    """R2/B9 among an edition's articles carrying one number: un-nested e_id first, then the lowest
+    occurrence; `min` is stable, so document order breaks what remains."""
+    chosen = min(rows, key=lambda r: ("/" in r.e_id, r.occurrence))
+    return chosen, [r for r in rows if r is not chosen]
 
 
 class _Resolver:
@@ -289,7 +328,7 @@ class _Resolver:
             [self.lang, sr_number],
         )
         if not rows:
-            raise UnknownAct(f"no federal act with SR number {sr_number!r}", sr_number=sr_number)
+            raise UnknownAct(f"no federal act with SR number {clip(sr_number)}", sr_number=clip(sr_number))
         rows.sort(key=lambda r: (r[4] != 0, not r[7], -(r[6] or date.min).toordinal(), r[0]))
         ref = self._act_ref(rows[0], [r[0] for r in rows[1:]])
         label = f"SR {sr_number}" + (f" ({ref.abbreviation})" if ref.abbreviation else "")
@@ -303,7 +342,8 @@ class _Resolver:
 
     # edition ---------------------------------------------------------------
     def editions(self, act: _Act) -> list[EditionRef]:
-        """Parsed editions of the act in the language, oldest first; never empty."""
+        """Parsed editions of the act in the language, oldest first (ties by version_id, as
+        ch_act_change pairs them); never empty."""
         rows = self._rows(
             "SELECT version_id, date_applicability, date_end_applicability, eli, source FROM ch_act_version "
             "WHERE act_id = ? AND lang = ? AND stage = 'parsed' ORDER BY date_applicability, version_id",
@@ -353,75 +393,105 @@ class _Resolver:
         )
 
     # article ---------------------------------------------------------------
-    def article_rows(self, version_ids: list[int], key: str) -> list[tuple]:
-        """(version_id, e_id, article_number, heading, text) rows carrying the number, in document order
-        (ingest inserts an edition's articles in document order, so rowid order is document order)."""
+    def article_rows(self, version_ids: list[int], where: str, params: list) -> list[_Row]:
+        """Articles of the editions matching `where`, in document order (ingest inserts an edition's
+        articles in document order, so rowid order is document order)."""
         marks = ", ".join("?" * len(version_ids))
-        return self._rows(
-            f"SELECT version_id, e_id, article_number, heading, text FROM ch_act_article "
-            f"WHERE version_id IN ({marks}) AND {_ARTICLE_KEY_SQL} = ? ORDER BY rowid",
-            [*version_ids, key],
-        )
+        return [_Row(*r) for r in self._rows(
+            f"SELECT {_ROW_COLUMNS} FROM ch_act_article WHERE version_id IN ({marks}) AND ({where}) ORDER BY rowid",
+            [*version_ids, *params],
+        )]
 
-    @staticmethod
-    def pick(rows: list[tuple]) -> tuple[tuple, list[str]]:
-        """The row a number resolves to within one edition, and the other e_ids carrying it."""
-        chosen = min(rows, key=lambda r: "/" in r[1])   # min is stable: document order among equals
-        return chosen, [r[1] for r in rows if r is not chosen]
+    def by_number(self, version_ids: list[int], article: str) -> list[_Row]:
+        return self.article_rows(version_ids, f"{ARTICLE_KEY_SQL} = ?", [article_key(article)])
 
-    def article(self, act: _Act, edition: EditionRef, day: date, *, article_number: str | None = None,
-                e_id: str | None = None) -> tuple[tuple, list[str]]:
+    def article(self, act: _Act, edition: EditionRef, day: date, *, article: str | None = None,
+                e_id: str | None = None, occurrence: int | None = None) -> tuple[_Row, list[_Row]]:
         if e_id is not None:
-            rows = self._rows(
-                "SELECT version_id, e_id, article_number, heading, text FROM ch_act_article "
-                "WHERE version_id = ? AND e_id = ?",
-                [edition.version_id, e_id],
-            )
+            rows = self.article_rows([edition.version_id], "e_id = ?", [e_id])
+            rows = [r for r in rows if occurrence is None or r.occurrence == occurrence]
             if rows:
-                return rows[0], []
+                chosen = min(rows, key=lambda r: r.occurrence)
+                # The oracle's answer says what the tool's would: who else carries its number.
+                same = self.by_number([edition.version_id], chosen.article_number) if chosen.article_number else []
+                carriers = {(r.e_id, r.occurrence): r for r in [*rows, *same]}
+                return chosen, [r for k, r in carriers.items() if k != (chosen.e_id, chosen.occurrence)]
+            which = f"e_id {clip(e_id)}" + (f" occurrence {occurrence}" if occurrence is not None else "")
             raise UnknownArticle(
-                f"{act.label} [{self.lang}]: no article with e_id {e_id!r} in the edition of "
+                f"{act.label} [{self.lang}]: no article with {which} in the edition of "
                 f"{edition.date_applicability} (valid on {day})",
-                act_id=act.ref.act_id, sr_number=act.ref.sr_number, e_id=e_id, lang=self.lang, as_of=day,
-                version_id=edition.version_id,
+                act_id=act.ref.act_id, sr_number=act.ref.sr_number, e_id=clip(e_id), occurrence=occurrence,
+                lang=self.lang, as_of=day, version_id=edition.version_id,
             )
-        assert article_number is not None
-        key = article_key(article_number)
-        rows = self.article_rows([edition.version_id], key)
+        assert article is not None
+        rows = self.by_number([edition.version_id], article)
         if rows:
-            return self.pick(rows)
+            return _pick(rows)
         # Say where the number does exist, so an agent can correct its date instead of guessing.
         editions = self.editions(act)
-        holders = {row[0] for row in self.article_rows([e.version_id for e in editions], key)}
+        holders = {row.version_id for row in self.by_number([e.version_id for e in editions], article)}
         elsewhere = [e.date_applicability for e in editions if e.version_id in holders]
         raise UnknownArticle(
-            f"{act.label} [{self.lang}]: no Art. {article_number} in the edition of {edition.date_applicability} "
+            f"{act.label} [{self.lang}]: no Art. {clip(article)} in the edition of {edition.date_applicability} "
             f"(valid on {day})"
             + (f"; it exists in the editions of {', '.join(map(str, elsewhere))}" if elsewhere else
                "; no edition in the store has it"),
-            sr_number=act.ref.sr_number, act_id=act.ref.act_id, article_number=article_number, lang=self.lang,
+            sr_number=act.ref.sr_number, act_id=act.ref.act_id, article=clip(article), lang=self.lang,
             as_of=day, editions_with_article=elsewhere,
         )
+
+    # history ---------------------------------------------------------------
+    def changes(self, editions: list[EditionRef], article: str | None) -> list[ArticleChange]:
+        """B3 between consecutive parsed editions, keyed by (e_id, occurrence), texts compared
+        verbatim - the rules `ch_act_change` is built by, computed here so the tool needs no
+        build step. With `article`: the changes of every article carrying that number."""
+        ids = [e.version_id for e in editions]
+        marks = ", ".join("?" * len(ids))
+        # A digest, not the text: an act's every edition can be tens of megabytes of text.
+        rows = self._rows(
+            f"SELECT version_id, e_id, occurrence, article_number, md5(text) FROM ch_act_article "
+            f"WHERE version_id IN ({marks}) ORDER BY rowid", ids)
+        per_edition: dict[int, dict[tuple[str, int], tuple[str | None, str]]] = {v: {} for v in ids}
+        for version_id, e_id, occurrence, number, digest in rows:
+            per_edition[version_id][(e_id, occurrence)] = (number, digest)
+        wanted = None if article is None else article_key(article)
+
+        def keep(number: str | None) -> bool:
+            return wanted is None or (number is not None and article_key(number) == wanted)
+
+        out: list[ArticleChange] = []
+        for old, new in zip(editions, editions[1:]):
+            before, after = per_edition[old.version_id], per_edition[new.version_id]
+            for key, (number, digest) in after.items():
+                previous = before.get(key)
+                kind = "added" if previous is None else "modified" if previous[1] != digest else None
+                if kind and (keep(number) or (previous is not None and keep(previous[0]))):
+                    out.append(ArticleChange(old.version_id, new.version_id, new.date_applicability, *key, number,
+                                             kind))
+            for key, (number, _) in before.items():
+                if key not in after and keep(number):
+                    out.append(ArticleChange(old.version_id, new.version_id, new.date_applicability, *key, number,
+                                             "removed"))
+        return out
+
+
+def _block(row: _Row) -> str:
+    """One article in the full text: "Art. <number> <heading>", then its paragraphs."""
+    title = f"Art. {row.article_number}" if row.article_number else row.e_id
+    return (f"{title} {row.heading}" if row.heading else title) + "\n" + row.text
 
 
 # --------------------------------------------------------------------------- the tools
 
 
-def _change(previous: tuple[str, str] | None, now: tuple[str, str] | None) -> str | None:
-    """How an article's (e_id, text) differs from the previous edition's; None when absent in both."""
-    if previous is None:
-        return None if now is None else "added"
-    if now is None:
-        return "removed"
-    return "unchanged" if now[1] == previous[1] else "modified"
-
-
 class PitTools:
     """`ch_get_act_article`, `ch_get_act_history`, `ch_get_act_text` and the oracle's `resolve_by_act`.
 
-    `today` fixes the date a call without `as_of` uses (tests, reproducible runs); None means the
-    current date in Switzerland at each call. Each call opens one read-only connection, unless inside
-    `with tools.session():`, which shares one connection for a batch (the oracle over a whole split).
+    Arguments are the published ones (PROTOCOL §5); the Python API also takes the languages
+    Fedlex publishes for a few acts only (en, rm). `today` fixes the date a call without `as_of`
+    uses (tests, reproducible runs); None means the current date in Switzerland at each call.
+    Each call opens one read-only connection, unless inside `with tools.session():`, which shares
+    one connection for a batch (the oracle over a whole split).
     """
 
     def __init__(self, store: Store, today: date | None = None):
@@ -458,183 +528,91 @@ class PitTools:
             with self.store.connect(read_only=True) as con:
                 yield _Resolver(con, lang)
 
-    def _day(self, as_of: date | str | None) -> tuple[date, bool]:
+    def _article_result(self, r: _Resolver, act: _Act, as_of: date | str | None, **which: Any) -> ArticleResult:
         day = _date(as_of)
-        return (self.today(), True) if day is None else (day, False)
-
-    def _article_result(self, r: _Resolver, act: _Act, as_of: date | str | None, *,
-                        article_number: str | None = None, e_id: str | None = None) -> ArticleResult:
-        day, defaulted = self._day(as_of)
+        defaulted = day is None
+        day = self.today() if day is None else day
         edition = r.edition_on(act, day)
-        (_, found_e_id, number, heading, text), others = r.article(
-            act, edition, day, article_number=article_number, e_id=e_id)
-        return ArticleResult(act.ref, edition, r.lang, day, defaulted, found_e_id, number, heading, text, others)
+        row, others = r.article(act, edition, day, **which)
+        return ArticleResult(act.ref, edition, r.lang, day, defaulted, row.e_id, row.occurrence, row.article_number,
+                             row.heading, row.text, [o.carrier() for o in others])
 
-    def ch_get_act_article(self, sr_number: str, article_number: str, lang: str,
+    def ch_get_act_article(self, sr_number: str, article: str, lang: str = "de",
                            as_of: date | str | None = None) -> ArticleResult:
         """One article as in force on `as_of` (default: today)."""
-        if not str(article_number).strip():
-            raise InvalidArgument("article_number is empty", article_number=article_number)
+        article = _article(article)
         with self._resolver(lang) as r:
-            return self._article_result(r, r.act_by_sr(_sr(sr_number)), as_of, article_number=str(article_number))
+            return self._article_result(r, r.act_by_sr(_sr(sr_number)), as_of, article=article)
 
     def resolve_by_act(self, act_id: int, lang: str, as_of: date | str | None, *, e_id: str | None = None,
-                       article_number: str | None = None) -> ArticleResult:
-        """The oracle (R1, R2): act by `act_id`, then edition and article exactly as `ch_get_act_article`."""
-        if (e_id is None) == (article_number is None):
-            raise InvalidArgument("pass exactly one of e_id and article_number", e_id=e_id,
-                                  article_number=article_number)
+                       occurrence: int | None = None, article: str | None = None) -> ArticleResult:
+        """The oracle (R1, R2): act by `act_id`, then edition and article exactly as `ch_get_act_article`;
+        by `e_id` (and `occurrence`, default the lowest) or by number."""
+        if (e_id is None) == (article is None) or (occurrence is not None and e_id is None):
+            raise InvalidArgument("pass exactly one of e_id (with an optional occurrence) and article",
+                                  e_id=e_id, occurrence=occurrence, article=article)
+        if article is not None:
+            article = _article(article)
         with self._resolver(lang) as r:
-            return self._article_result(r, r.act_by_id(act_id), as_of, article_number=article_number, e_id=e_id)
+            return self._article_result(r, r.act_by_id(act_id), as_of, article=article, e_id=e_id,
+                                        occurrence=occurrence)
 
-    def ch_get_act_history(self, sr_number: str, lang: str, article_number: str | None = None) -> HistoryResult:
-        """Every parsed edition of the act in `lang`, oldest first; with `article_number`, whether each
-        edition has the article and how it changed from the previous edition."""
+    def ch_get_act_history(self, sr_number: str, article: str | None = None, lang: str = "de") -> HistoryResult:
+        """Every parsed edition of the act in `lang`, oldest first, which one is in force today, the
+        gaps between them, and the per-article changes between consecutive ones (with `article`:
+        only the articles carrying that number)."""
         today = self.today()
-        if article_number is not None and not str(article_number).strip():
-            article_number = None   # an empty number asks for the editions only
+        if article is not None and not str(article).strip():
+            article = None   # an empty number asks for the unfiltered list
         with self._resolver(lang) as r:
             act = r.act_by_sr(_sr(sr_number))
             editions = r.editions(act)
-            today_edition = r.covering(editions, today)
-            texts: dict[int, tuple[str, str]] = {}   # version_id -> (e_id, text) of the article
-            if article_number is not None:
-                rows = r.article_rows([e.version_id for e in editions], article_key(str(article_number)))
-                for version_id in {row[0] for row in rows}:
-                    chosen, _ = r.pick([row for row in rows if row[0] == version_id])
-                    texts[version_id] = (chosen[1], chosen[4])
-        entries: list[HistoryEntry] = []
-        for i, e in enumerate(editions):
-            now = texts.get(e.version_id)
-            entries.append(HistoryEntry(
-                edition=e,
-                is_today_edition=today_edition is not None and e.version_id == today_edition.version_id,
-                article_present=None if article_number is None else now is not None,
-                e_id=now[0] if now else None,
-                change=_change(texts.get(editions[i - 1].version_id), now)
-                if article_number is not None and i > 0 else None,
-            ))
-        gaps = [Gap(a.date_end_applicability + timedelta(days=1), b.date_applicability - timedelta(days=1))
+            changes = r.changes(editions, None if article is None else str(article))
+        today_edition = _Resolver.covering(editions, today)
+        gaps = [(a.date_end_applicability + timedelta(days=1), b.date_applicability - timedelta(days=1))
                 for a, b in zip(editions, editions[1:])
                 if a.date_end_applicability is not None
                 and a.date_end_applicability + timedelta(days=1) < b.date_applicability]
-        return HistoryResult(act.ref, r.lang, today, article_number, entries, gaps)
+        return HistoryResult(act.ref, r.lang, today, article, editions,
+                             today_edition.version_id if today_edition else None, changes, gaps)
 
-    def ch_get_act_text(self, sr_number: str, lang: str, as_of: date | str | None = None,
-                        offset: int = 0, limit: int | None = None) -> ActTextResult:
-        """The whole edition in force on `as_of` (default: today), articles in document order;
-        `offset`/`limit` page through long acts."""
-        if offset < 0 or (limit is not None and limit < 1):
-            raise InvalidArgument("offset must be >= 0 and limit >= 1", offset=offset, limit=limit)
+    def ch_get_act_text(self, sr_number: str, as_of: date | str, lang: str = "de", offset: int = 0,
+                        max_chars: int = 50000) -> TextResult:
+        """The whole edition in force on `as_of` - every article, repeated eIds included, in document
+        order, one block per article (`_block`) - paged by character offset."""
+        day = _date(as_of)
+        if day is None:
+            raise InvalidArgument("ch_get_act_text needs as_of (R2: the full text has no default date)")
+        if not (isinstance(offset, int) and offset >= 0 and isinstance(max_chars, int) and 1 <= max_chars <= MAX_CHARS):
+            raise InvalidArgument(f"offset must be >= 0 and max_chars in 1..{MAX_CHARS}, got {clip(offset)} and "
+                                  f"{clip(max_chars)}", offset=clip(offset), max_chars=clip(max_chars))
         with self._resolver(lang) as r:
             act = r.act_by_sr(_sr(sr_number))
-            day, defaulted = self._day(as_of)
             edition = r.edition_on(act, day)
-            total = r.con.execute("SELECT count(*) FROM ch_act_article WHERE version_id = ?",
-                                  [edition.version_id]).fetchone()[0]
-            rows = r.con.execute(
-                "SELECT e_id, article_number, heading, text FROM ch_act_article WHERE version_id = ? "
-                "ORDER BY rowid LIMIT ? OFFSET ?",
-                [edition.version_id, limit if limit is not None else total, offset],
-            ).fetchall()
-        return ActTextResult(act.ref, edition, r.lang, day, defaulted, total, offset, [ActArticle(*row) for row in rows])
-
-
-# --------------------------------------------------------------------------- registry (OpenAI format)
-
-_LANG_PARAM = {"type": "string", "enum": list(LANGS),
-               "description": "Language of the text: de, fr, it (all acts), en, rm (some acts)."}
-_SR_PARAM = {"type": "string",
-             "description": "Number of the act in the Swiss Classified Compilation (SR/RS), e.g. \"220\" or \"235.1\"."}
-_AS_OF_PARAM = {"type": "string", "format": "date",
-                "description": "Date (YYYY-MM-DD) the text must have been in force on. Omit for today's text."}
-_ARTICLE_PARAM = {"type": "string", "description": "Article number as printed, e.g. \"24\", \"5a\", \"268a bis\"."}
-
-TOOL_SPECS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "ch_get_act_article",
-        "description": (
-            "Get the verbatim text of one article of a Swiss federal act from the official consolidated "
-            "editions on Fedlex, as in force on a given date. The act is named by its SR number. Without "
-            "as_of the tool returns the edition in force today. The result names the act and the edition "
-            "used (its validity dates)."),
-        "parameters": {"type": "object", "properties": {
-            "sr_number": _SR_PARAM, "article_number": _ARTICLE_PARAM, "lang": _LANG_PARAM, "as_of": _AS_OF_PARAM},
-            "required": ["sr_number", "article_number", "lang"], "additionalProperties": False},
-    }},
-    {"type": "function", "function": {
-        "name": "ch_get_act_history",
-        "description": (
-            "List the consolidated editions of a Swiss federal act (validity dates, which one is in force "
-            "today, gaps in the record). With article_number, also tell for each edition whether that "
-            "article exists and whether its text was added, modified, unchanged or removed compared with "
-            "the previous edition."),
-        "parameters": {"type": "object", "properties": {
-            "sr_number": _SR_PARAM, "lang": _LANG_PARAM, "article_number": _ARTICLE_PARAM},
-            "required": ["sr_number", "lang"], "additionalProperties": False},
-    }},
-    {"type": "function", "function": {
-        "name": "ch_get_act_text",
-        "description": (
-            "Get the full text of a Swiss federal act, article by article in document order, as in force on "
-            "a given date. Without as_of the tool returns the edition in force today. Long acts can be read "
-            "in pages with offset and limit (counted in articles)."),
-        "parameters": {"type": "object", "properties": {
-            "sr_number": _SR_PARAM, "lang": _LANG_PARAM, "as_of": _AS_OF_PARAM,
-            "offset": {"type": "integer", "minimum": 0, "description": "Articles to skip (default 0)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Most articles to return (default all)."}},
-            "required": ["sr_number", "lang"], "additionalProperties": False},
-    }},
-]
-
-TOOL_NAMES: tuple[str, ...] = tuple(spec["function"]["name"] for spec in TOOL_SPECS)
-
-
-def _arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
-    """Check model-supplied arguments against the tool's schema; numbers given for string fields are
-    accepted as their decimal text (models often send article 24 as a number)."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise InvalidArgument(f"{name}: arguments are not valid JSON: {exc}", tool=name) from None
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise InvalidArgument(f"{name}: arguments must be a JSON object", tool=name)
-    schema = next(s["function"]["parameters"] for s in TOOL_SPECS if s["function"]["name"] == name)
-    props = schema["properties"]
-    unknown = sorted(set(arguments) - set(props))
-    missing = [k for k in schema["required"] if arguments.get(k) is None]
-    if unknown or missing:
-        raise InvalidArgument(
-            f"{name}: " + "; ".join(filter(None, [
-                f"missing {', '.join(missing)}" if missing else "",
-                f"unknown {', '.join(unknown)}" if unknown else ""])) + f" (parameters: {', '.join(props)})",
-            tool=name, missing=missing, unknown=unknown)
-    out: dict[str, Any] = {}
-    for key, value in arguments.items():
-        if value is None:
-            continue      # an explicit null is the same as leaving an optional argument out
-        kind = props[key]["type"]
-        if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = str(value)
-        ok = isinstance(value, str) if kind == "string" else isinstance(value, int) and not isinstance(value, bool)
-        if not ok:
-            raise InvalidArgument(f"{name}: {key} must be a {kind}, got {value!r}", tool=name, argument=key)
-        out[key] = value
-    return out
+            rows = r.article_rows([edition.version_id], "TRUE", [])
+        articles, blocks, at = [], [], 0
+        for row in rows:
+            block = _block(row)
+            if offset <= at < offset + max_chars:
+                articles.append(TextArticle(row.e_id, row.occurrence, row.article_number, at))
+            blocks.append(block)
+            at += len(block) + 2      # the blank line between blocks
+        full = "\n\n".join(blocks)
+        page = full[offset:offset + max_chars]
+        end = offset + len(page)
+        return TextResult(act.ref, edition, r.lang, day, offset, max_chars, len(full), page,
+                          end if end < len(full) else None, articles)
 
 
 def call_tool(tools: PitTools, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
-    """Run one tool call from a model and return its JSON-able result, or `{"error": {...}}` for a call
-    that cannot be answered (unknown tool, bad arguments, unknown act/article/lang, no edition on the
-    date) - the agentic loop hands either back to the model. Store failures still raise: they are the
-    run's problem, not the model's."""
+    """Run one tool call from a model and return the published response dict (PROTOCOL §5).
+
+    A call the store cannot answer returns `{"error": "no_edition_for_date" | "article_not_found",
+    "code", "message", ...context}`; a malformed call (unknown tool, unknown, missing or
+    out-of-bounds argument, bad date) raises a `BadCall`, which the agentic loop reports as
+    `{"error": "{Type}: {msg}"}`. Store failures raise too: they are the run's problem."""
+    kwargs = validate_arguments(name, arguments)
     try:
-        if name not in TOOL_NAMES:
-            raise UnknownTool(f"unknown tool {name!r}; tools are {', '.join(TOOL_NAMES)}", tool=name,
-                              tools=list(TOOL_NAMES))
-        return getattr(tools, name)(**_arguments(name, arguments)).to_dict()
-    except PitError as exc:
+        return getattr(tools, name)(**kwargs).to_dict()
+    except ToolMiss as exc:
         return exc.to_dict()

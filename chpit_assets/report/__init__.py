@@ -1,7 +1,12 @@
-"""The CH-PiT report (R4): numbers in `tables`, markdown/JSON/HTML in `render`, item stamping in `stamp`."""
+"""The CH-PiT report (R4): numbers in `tables`, markdown/JSON/HTML in `render`, the published
+report files (PROTOCOL §5, §8) in `published`, item stamping (§9) in `stamp`."""
 
+from .published import report_all, results_tables, summary, tools_report, tools_table, write_published
 from .render import to_html, to_json, to_markdown, write_report
-from .stamp import stamp_recite
+from .stamp import StampError, stamp_recite
 from .tables import HEADLINE_COLUMNS, build_report
 
-__all__ = ["HEADLINE_COLUMNS", "build_report", "stamp_recite", "to_html", "to_json", "to_markdown", "write_report"]
+__all__ = [
+    "HEADLINE_COLUMNS", "StampError", "build_report", "report_all", "results_tables", "stamp_recite", "summary",
+    "to_html", "to_json", "to_markdown", "tools_report", "tools_table", "write_published", "write_report",
+]

@@ -13,6 +13,7 @@ from pathlib import Path
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table_lines
 
+from .published import tools_table
 from .tables import HEADLINE_COLUMNS, HEADLINE_LANGS
 
 
@@ -84,6 +85,8 @@ def to_markdown(report: dict) -> str:
     if report["tools"]:
         out += ["", "## Tools (agentic)", ""]
         out += table_lines(_TOOLS_HEADER, [_tools_cells(t) for t in report["tools"]])
+    if report["tools_published"]:
+        out += ["", "## Tools, published shape (PROTOCOL §5)", "", tools_table(report["tools_published"]).rstrip("\n")]
     return "\n".join(out) + "\n"
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from chpit_assets.pit.tools import article_key, sr_key
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
 
+from .published import tools_report
+
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
 COVERAGES = ("gold_coverage", "distractor_coverage", "distractor_all_coverage", "shared_coverage")
 KINDS = ("before", "after")
@@ -91,13 +93,14 @@ def _tools_row(lines: list[dict]) -> dict:
     right_date = right_article = no_tool = 0
     for line in lines:
         calls = line["tool_calls"]
-        args = [c["arguments"] or {} for c in calls]
+        args = [c.get("arguments") or {} for c in calls]
         right_date += any(str(a.get("as_of", "")) == line["as_of"] for a in args)
         # Compared the way the tool itself reads its arguments: "SR 235.1" and "Art. 24" are right too.
+        # `article` is the published argument name (PROTOCOL §5); logs from before it said `article_number`.
         right_article += any(
-            c["name"] == "ch_get_act_article"
+            c.get("name") == "ch_get_act_article"
             and sr_key(str(a.get("sr_number", ""))) == sr_key(line["sr_number"])
-            and article_key(str(a.get("article_number", ""))) == article_key(line["article_number"])
+            and article_key(str(a.get("article", a.get("article_number", "")))) == article_key(line["article_number"])
             for c, a in zip(calls, args)
         )
         no_tool += not calls and line["error"] is None
@@ -164,4 +167,6 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         "rows": rows,
         "date_sensitive": date_sensitive,
         "tools": tools,
+        # §5's tools report with the published keys, beside ours (same lines, the published definitions).
+        "tools_published": tools_report(scored),
     }

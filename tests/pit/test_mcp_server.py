@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
-from chpit_assets.pit.tools import TOOL_NAMES, TOOL_SPECS
+from chpit_assets.pit import TOOL_NAMES, TOOL_SPECS, call_tool
 
 from .conftest import TODAY
 
@@ -72,54 +73,92 @@ def _run(target, body):
 
 def _error(result) -> dict:
     assert result.is_error
-    text = result.content[0].text
-    return json.loads(text[text.index("{"):])["error"]
+    return json.loads(result.content[0].text)
 
 
-def test_lists_the_vendored_tools_without_schema_drift(target):
+def test_lists_the_published_tools_exactly(target):
+    """The served schema is TOOL_SPECS' (the one the agentic runner offers), so no drift is possible."""
     listed = _run(target, lambda c: c.list_tools()).tools
     assert tuple(t.name for t in listed) == TOOL_NAMES
     for tool, spec in zip(listed, TOOL_SPECS):
         fn = spec["function"]
         assert tool.description == fn["description"]
-        assert set(tool.input_schema["properties"]) == set(fn["parameters"]["properties"])
-        assert sorted(tool.input_schema.get("required", [])) == sorted(fn["parameters"]["required"])
-        for name, prop in fn["parameters"]["properties"].items():
-            assert tool.input_schema["properties"][name]["description"] == prop["description"]
-        assert tool.output_schema is not None and "act" in tool.output_schema["properties"]
+        assert tool.input_schema == fn["parameters"]
         assert tool.annotations.read_only_hint is True
 
 
-def test_calls_each_tool_and_gets_the_library_answer(target, tools):
+def test_calls_each_tool_and_gets_the_call_tool_answer(target, tools):
+    calls = [
+        ("ch_get_act_article", {"sr_number": "999.1", "article": "1", "lang": "de", "as_of": "2020-05-05"}),
+        ("ch_get_act_article", {"sr_number": "999.1", "article": "1"}),
+        ("ch_get_act_article", {"sr_number": "777", "article": "178", "as_of": "2024-01-01"}),
+        ("ch_get_act_history", {"sr_number": "999.1", "article": "5a"}),
+        ("ch_get_act_text", {"sr_number": "999.1", "as_of": "2021-03-01", "offset": 10, "max_chars": 30}),
+    ]
+
     async def body(c):
-        return (
-            await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de",
-                                                     "as_of": "2020-05-05"}),
-            await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de"}),
-            await c.call_tool("ch_get_act_history", {"sr_number": "999.1", "lang": "de", "article_number": "5a"}),
-            await c.call_tool("ch_get_act_text", {"sr_number": "999.1", "lang": "de", "offset": 1, "limit": 2}),
-        )
-    dated, today, history, text = _run(target, body)
-    assert not any(r.is_error for r in (dated, today, history, text))
-    # Structured content is exactly what the in-process library returns (the runners' path).
-    assert dated.structured_content == tools.ch_get_act_article("999.1", "1", "de", as_of="2020-05-05").to_dict()
-    assert dated.structured_content["edition"]["version_id"] == 11
-    assert today.structured_content["as_of"] == TODAY.isoformat() and today.structured_content["as_of_defaulted"]
-    assert history.structured_content == tools.ch_get_act_history("999.1", "de", "5a").to_dict()
-    assert [a["e_id"] for a in text.structured_content["articles"]] == ["art_2", "art_5_a"]   # today: the 2022 edition
+        return [await c.call_tool(name, arguments) for name, arguments in calls]
+
+    results = _run(target, body)
+    for (name, arguments), result in zip(calls, results):
+        assert not result.is_error, result.content[0].text
+        # Exactly what the in-process runner gets for the same call.
+        expected = call_tool(tools, name, arguments)
+        assert result.structured_content == expected
+        assert json.loads(result.content[0].text) == expected
+    assert results[1].structured_content["as_of"] == TODAY.isoformat()
+    assert results[2].structured_content["article"]["also_carried_by"][0]["occurrence"] == 2
+    assert len(results[4].structured_content["text"]) == 30
 
 
-def test_errors_come_back_as_structured_tool_errors(target):
+def test_a_miss_is_the_published_error(target):
     async def body(c):
         return (
-            await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de",
-                                                     "as_of": "2021-09-01"}),
-            await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "xx"}),
+            await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article": "1", "as_of": "2021-09-01"}),
+            await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article": "404"}),
         )
-    gap, bad_lang = _run(target, body)
+    gap, missing = _run(target, body)
     error = _error(gap)
-    assert error["code"] == "no_edition_on_date" and error["next_edition_start"] == "2022-01-01"
-    assert bad_lang.is_error and "lang" in bad_lang.content[0].text
+    assert (error["error"], error["code"], error["next_edition_start"]) == (
+        "no_edition_for_date", "no_edition_on_date", "2022-01-01")
+    assert _error(missing)["error"] == "article_not_found"
+
+
+@pytest.mark.parametrize("name, arguments, says", [
+    ("ch_get_act_text", {"sr_number": "999.1", "as_of": "2022-01-01", "max_chars": 10**30},
+     "max_chars: Input should be less than or equal to 200000"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article": "1", "article_number": "1"},
+     "unknown argument 'article_number'"),
+    ("ch_get_act_article", {"sr_number": "999.1", "article": "1", "lang": "xx"}, "lang"),
+    ("ch_get_act_history", {"sr_number": "999.1", "as_of": "2022-01-01"}, "unknown argument 'as_of'"),
+    ("ch_get_law", {}, "UnknownTool: unknown tool 'ch_get_law'"),
+])
+def test_bad_calls_are_refused_with_a_typed_readable_error(target, name, arguments, says):
+    result = _run(target, lambda c: c.call_tool(name, arguments))
+    assert result.is_error and says in result.content[0].text
+    assert result.content[0].text.count("Error") <= 2      # one readable message, not a dump
+
+
+def test_a_megabyte_argument_is_neither_echoed_nor_logged(store, tmp_path):
+    huge = "7" * 1_000_000
+    errlog = tmp_path / "stderr.log"
+    params = StdioServerParameters(command=sys.executable, args=_server_args(store, "--transport", "stdio"),
+                                   cwd=str(ROOT))
+
+    async def main():
+        with errlog.open("w") as err:
+            async with Client(stdio_client(params, errlog=err)) as client:
+                return [await client.call_tool("ch_get_act_article", arguments) for arguments in (
+                    {"sr_number": "999.1", "article": huge},
+                    {"sr_number": "999.1", "article": "1", huge: huge},
+                    {"sr_number": "999.1", "article": "1", "as_of": huge},
+                )]
+
+    results = asyncio.run(main())
+    for result in results:
+        assert result.is_error and len(result.content[0].text) < 1000
+    log = errlog.read_text()
+    assert "refused" in log and len(log) < 10_000        # one bounded line per call
 
 
 def test_refuses_a_missing_store(tmp_path):

@@ -1,17 +1,15 @@
 """The point-in-time tools on the constructed store (conftest.py): editions by date (R2), the SR
-tiebreak, typed errors, the oracle's shared code path (R1), and the model-facing dispatcher."""
+tiebreak, typed errors, the oracle's shared code path (R1), history and full text (the schema and
+`call_tool` are test_schema.py's)."""
 
 from __future__ import annotations
 
-import inspect
-import json
 from datetime import date
 
 import pytest
 
 from chpit_assets.pit.tools import (
-    TOOL_NAMES,
-    TOOL_SPECS,
+    Carrier,
     DateBeforeFirstEdition,
     InvalidArgument,
     NoEditionInLanguage,
@@ -20,7 +18,6 @@ from chpit_assets.pit.tools import (
     UnknownAct,
     UnknownArticle,
     UnknownLanguage,
-    call_tool,
 )
 
 from .conftest import TODAY, art1
@@ -109,7 +106,7 @@ def test_article_number_spellings(tools, spelling):
 
 def test_a_number_carried_twice_resolves_to_the_top_level_article(tools):
     r = tools.ch_get_act_article("999.1", "7", "de")
-    assert (r.e_id, r.other_e_ids) == ("art_7", ["disp_u1/art_7"])
+    assert (r.e_id, r.occurrence, r.also_carried_by) == ("art_7", 1, [Carrier("disp_u1/art_7", 1, None)])
     assert r.text == "1 Hauptartikel sieben."
 
 
@@ -127,8 +124,8 @@ def test_unknown_article_says_which_editions_have_it(tools):
     (lambda t: t.ch_get_act_article("123.456", "1", "de"), UnknownAct, "123.456"),
     (lambda t: t.ch_get_act_article("999.1", "1", "xx"), UnknownLanguage, "'xx'"),
     (lambda t: t.ch_get_act_article("999.1", "1", "it"), NoEditionInLanguage, "'it'"),
-    (lambda t: t.ch_get_act_history("123.456", "de"), UnknownAct, "123.456"),
-    (lambda t: t.ch_get_act_text("999.1", "de", as_of="2019-01-01"), DateBeforeFirstEdition, "2019-01-01"),
+    (lambda t: t.ch_get_act_history("123.456", lang="de"), UnknownAct, "123.456"),
+    (lambda t: t.ch_get_act_text("999.1", "2019-01-01", "de"), DateBeforeFirstEdition, "2019-01-01"),
     (lambda t: t.ch_get_act_article("999.1", "1", "de", as_of="01.01.2022"), InvalidArgument, "01.01.2022"),
 ])
 def test_typed_errors_name_their_subject(tools, call, error, named):
@@ -147,10 +144,10 @@ def test_oracle_resolves_exactly_like_the_tool(tools, as_of, number):
         tool = tools.ch_get_act_article("999.1", number, "de", as_of=as_of)
     except UnknownArticle:
         with pytest.raises(UnknownArticle):
-            tools.resolve_by_act(1, "de", as_of, article_number=number)
+            tools.resolve_by_act(1, "de", as_of, article=number)
         return
     by_e_id = tools.resolve_by_act(1, "de", as_of, e_id=tool.e_id)
-    by_number = tools.resolve_by_act(1, "de", as_of, article_number=number)
+    by_number = tools.resolve_by_act(1, "de", as_of, article=number)
     # Act 1 shares its SR number with no other act, so the whole answer is the tool's.
     assert by_number.to_dict() == tool.to_dict()
     assert (by_e_id.edition, by_e_id.e_id, by_e_id.text) == (tool.edition, tool.e_id, tool.text)
@@ -167,7 +164,7 @@ def test_oracle_errors(tools):
     with pytest.raises(UnknownArticle, match="disp_u9/art_1"):
         tools.resolve_by_act(1, "de", "2022-01-01", e_id="disp_u9/art_1")
     with pytest.raises(InvalidArgument):
-        tools.resolve_by_act(1, "de", "2022-01-01", e_id="art_1", article_number="1")
+        tools.resolve_by_act(1, "de", "2022-01-01", e_id="art_1", article="1")
 
 
 def test_session_shares_one_connection_with_identical_answers(tools):
@@ -185,81 +182,59 @@ def test_session_shares_one_connection_with_identical_answers(tools):
 # --------------------------------------------------------------------------- history and text
 
 
-def test_history_lists_parsed_editions_today_gaps_and_article_changes(tools):
-    h = tools.ch_get_act_history("999.1", "de", article_number="1")
-    assert [e.edition.version_id for e in h.editions] == [11, 12, 14, 15]
-    assert [e.is_today_edition for e in h.editions] == [False, False, True, False]
-    assert [e.change for e in h.editions] == [None, "modified", "unchanged", "modified"]
-    assert [(g.date_from, g.date_to) for g in h.gaps] == [(D("2021-07-01"), D("2021-12-31"))]
-    added = tools.ch_get_act_history("999.1", "de", article_number="5a")
-    assert [e.article_present for e in added.editions] == [False, False, True, True]
-    assert [e.change for e in added.editions] == [None, None, "added", "unchanged"]
-    assert [e.e_id for e in tools.ch_get_act_history("999.1", "de", "7").editions] == ["art_7"] * 4
+def test_history_lists_parsed_editions_today_and_gaps(tools):
+    h = tools.ch_get_act_history("999.1")           # lang defaults to de (PROTOCOL §5)
+    assert [e.version_id for e in h.editions] == [11, 12, 14, 15]
+    assert h.today_version_id == 14 and h.today == TODAY and h.article is None
+    assert h.gaps == [(D("2021-07-01"), D("2021-12-31"))]
+    out = h.to_dict()
+    assert [e["in_force_today"] for e in out["editions"]] == [False, False, True, False]
+    assert out["editions"][0]["eli_consolidation_uri"].endswith("/20200101")
 
 
-def test_history_without_article(tools):
-    h = tools.ch_get_act_history("999.1", "de")
-    assert h.article_number is None and h.today == TODAY
-    assert {(e.article_present, e.change) for e in h.editions} == {(None, None)}
+def test_history_changes_between_consecutive_parsed_editions(tools):
+    # 12 -> 14 skips the never-parsed 13; art_1 is unchanged there (2021 text kept), 5a is added.
+    h = tools.ch_get_act_history("999.1", lang="de")
+    by_pair = {}
+    for c in h.changes:
+        by_pair.setdefault((c.old_version_id, c.new_version_id), []).append((c.e_id, c.change_type))
+    assert by_pair == {(11, 12): [("art_1", "modified")], (12, 14): [("art_5_a", "added")],
+                       (14, 15): [("art_1", "modified")]}
+    filtered = tools.ch_get_act_history("999.1", "5a")
+    assert [(c.new_version_id, c.article_number, c.change_type) for c in filtered.changes] == [(14, "5a", "added")]
+    assert tools.ch_get_act_history("999.1", "7").changes == []      # both Art. 7 unchanged throughout
 
 
-def test_text_is_in_document_order_and_pages(tools):
-    t = tools.ch_get_act_text("999.1", "de", as_of="2021-03-01")
-    assert t.edition.version_id == 12 and t.total_articles == 7
+def test_history_has_no_date_argument(tools):
+    with pytest.raises(TypeError):
+        tools.ch_get_act_history("999.1", "1", "de", "2020-01-01")
+
+
+def test_text_is_every_article_in_document_order(tools):
+    t = tools.ch_get_act_text("999.1", "2021-03-01")
+    assert t.edition.version_id == 12 and t.next_offset is None and t.total_chars == len(t.text)
     assert [a.e_id for a in t.articles] == ["art_1", "art_2", "art_7", "art_10", "art_268_a_bis", "art_x",
                                             "disp_u1/art_7"]
-    page = tools.ch_get_act_text("999.1", "de", as_of="2021-03-01", offset=2, limit=2)
-    assert (page.offset, page.total_articles, [a.e_id for a in page.articles]) == (2, 7, ["art_7", "art_10"])
-    assert tools.ch_get_act_text("999.1", "de").edition.version_id == 14
+    assert t.text.startswith("Art. 1 Zweck\n" + art1("2021") + "\n\nArt. 2\n")
+    for a in t.articles:      # each index entry points at its block
+        assert t.text[a.offset:].startswith(f"Art. {a.article_number}" if a.article_number else a.e_id)
 
 
-# --------------------------------------------------------------------------- registry and dispatcher
+def test_text_pages_by_character_offset(tools):
+    whole = tools.ch_get_act_text("999.1", "2021-03-01")
+    pages, offset = [], 0
+    while offset is not None:
+        page = tools.ch_get_act_text("999.1", "2021-03-01", offset=offset, max_chars=37)
+        assert len(page.text) <= 37 and page.total_chars == whole.total_chars
+        pages.append(page.text)
+        offset = page.next_offset
+    assert "".join(pages) == whole.text
+    past = tools.ch_get_act_text("999.1", "2021-03-01", offset=10**6)
+    assert (past.text, past.next_offset, past.articles) == ("", None, [])
 
 
-def test_tool_specs_match_the_methods():
-    assert TOOL_NAMES == ("ch_get_act_article", "ch_get_act_history", "ch_get_act_text")
-    for spec in TOOL_SPECS:
-        fn = spec["function"]
-        params = inspect.signature(getattr(PitTools, fn["name"])).parameters
-        assert set(fn["parameters"]["properties"]) == set(params) - {"self"}
-        assert fn["parameters"]["required"] == [n for n, p in params.items()
-                                                if n != "self" and p.default is inspect.Parameter.empty]
-        assert fn["description"] and all(p["description"] for p in fn["parameters"]["properties"].values())
-
-
-def test_call_tool_returns_json_results(tools):
-    out = call_tool(tools, "ch_get_act_article", {"sr_number": "999.1", "article_number": 1, "lang": "de",
-                                                  "as_of": "2020-05-05"})
-    assert json.loads(json.dumps(out)) == out
-    assert (out["edition"]["version_id"], out["edition"]["date_end_applicability"], out["text"]) == (
-        11, "2020-12-31", art1("2020"))
-    as_string = call_tool(tools, "ch_get_act_history", '{"sr_number": "999.1", "lang": "de", "article_number": null}')
-    assert [e["edition"]["date_applicability"] for e in as_string["editions"]][0] == "2020-01-01"
-    assert call_tool(tools, "ch_get_act_text", {"sr_number": "999.1", "lang": "de", "limit": 1})["articles"][0][
-        "e_id"] == "art_1"
-
-
-@pytest.mark.parametrize("name, arguments, code", [
-    ("ch_get_law", {}, "unknown_tool"),
-    ("ch_get_act_article", {"sr_number": "999.1", "lang": "de"}, "invalid_argument"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "date": "2020-01-01"},
-     "invalid_argument"),
-    ("ch_get_act_article", "{not json", "invalid_argument"),
-    ("ch_get_act_article", ["999.1"], "invalid_argument"),
-    ("ch_get_act_text", {"sr_number": "999.1", "lang": "de", "limit": "ten"}, "invalid_argument"),
-    ("ch_get_act_text", {"sr_number": "999.1", "lang": "de", "offset": -1}, "invalid_argument"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "as_of": "gestern"},
-     "invalid_argument"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "rm"}, "no_edition_in_language"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "es"}, "unknown_language"),
-    ("ch_get_act_article", {"sr_number": "1.1", "article_number": "1", "lang": "de"}, "unknown_act"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "42", "lang": "de"}, "unknown_article"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "as_of": "2021-08-01"},
-     "no_edition_on_date"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article_number": "1", "lang": "de", "as_of": "1999-01-01"},
-     "date_before_first_edition"),
-])
-def test_call_tool_turns_bad_calls_into_structured_errors(tools, name, arguments, code):
-    out = call_tool(tools, name, arguments)
-    assert out["error"]["code"] == code and out["error"]["message"]
-    assert json.loads(json.dumps(out)) == out
+def test_text_requires_a_date(tools):
+    with pytest.raises(TypeError):
+        tools.ch_get_act_text("999.1")
+    with pytest.raises(InvalidArgument):
+        tools.ch_get_act_text("999.1", None)

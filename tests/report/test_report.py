@@ -1,5 +1,5 @@
 """The report (R4) on constructed scored results: exact percentages, the card's columns, the
-date-sensitive split, the tools report, deterministic standalone files, recite stamping."""
+date-sensitive split, the tools report, deterministic standalone files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 from chpit_assets.report import (
     HEADLINE_COLUMNS,
     build_report,
-    stamp_recite,
     to_html,
     to_markdown,
     write_report,
@@ -119,24 +118,22 @@ def test_files_are_deterministic_standalone_and_atomic(tmp_path):
     assert to_html(report) == html
 
 
-def test_stamp_recite_from_a_recite_run():
-    items = [{"id": "a", "x": 1}, {"id": "b"}, {"id": "c"}]
-    log = {
-        "a": {"error": None, "verdict": {"label": "grounded_correct"}, "lookup": {"as_of": "2026-09-04"}},
-        "b": {"error": "UnknownArticle: no Art. 9", "verdict": {"label": "ungrounded"}, "lookup": None},
-    }
-    stamped = stamp_recite(items, log)
-    assert stamped[0] == {"id": "a", "x": 1, "recite_label": "grounded_correct", "recite_as_of": "2026-09-04"}
-    assert stamped[1]["recite_label"] is None and stamped[1]["recite_as_of"] is None
-    assert stamped[2] == {"id": "c"} and "recite_label" not in items[0]
-
-
 def test_the_tools_report_reads_arguments_the_way_the_tool_does():
     data = scored()
     # "SR 170.512" and "Art. 5" name the same act and article as "170.512" and "5" for the tool.
-    spelled = {"sr_number": "SR 170.512", "article_number": "Art. 5", "lang": "de", "as_of": "2022-06-30"}
+    spelled = {"sr_number": "SR 170.512", "article": "Art. 5", "lang": "de", "as_of": "2022-06-30"}
     wrong = {"sr_number": "170.512", "article_number": "6", "lang": "de", "as_of": "2022-06-30"}
     data["m/agentic"][1]["tool_calls"] = [{"round": 1, "name": "ch_get_act_article", "arguments": spelled}]
     data["m/agentic"][0]["tool_calls"] = [{"round": 1, "name": "ch_get_act_article", "arguments": wrong}]
     [t] = [t for t in build_report(data)["tools"] if t["lang"] == "all"]
     assert t["right_act_article"] == 1
+
+
+def test_report_md_shows_the_published_tools_table_beside_ours():
+    from chpit_assets.report.published import TOOLS_HEADER
+
+    report = build_report(scored())
+    md = to_markdown(report)
+    ours, published = md.index("## Tools (agentic)"), md.index("## Tools, published shape (PROTOCOL §5)")
+    assert ours < published and "| " + " | ".join(TOOLS_HEADER) + " |" in md[published:]
+    assert list(report["tools_published"]) == ["m/agentic"] and report["tools_published"]["m/agentic"]["n"] == 2

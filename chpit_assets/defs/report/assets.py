@@ -1,4 +1,5 @@
-"""scored_results (every system and language) -> report: data/report/report.{md,json,html} (R4)."""
+"""scored_results (every system and language) -> report: data/report/report.{md,json,html} (R4) and,
+beside them, the published files report-all.json, results-tables.md, summary.md (PROTOCOL §8)."""
 
 
 from pathlib import Path
@@ -6,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from chpit_assets.bench.items import core_path
-from chpit_assets.report import build_report, to_markdown, write_report
+from chpit_assets.report import build_report, to_markdown, write_published, write_report
 from chpit_assets.runs.runner import read_jsonl
 
 from ..metadata import data_version
@@ -35,15 +36,23 @@ def collect_scored(results_dir: Path, build_dir: Path) -> dict[str, list[dict]]:
 
 @dg.asset(group_name="report", deps=[scored_results], kinds={"html", "json"})
 def report(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
-    """The headline table (the card's columns), rows per (language, system, kind), the tools report."""
-    tables = build_report(collect_scored(chpit.results_dir, chpit.build_dir))
+    """The headline table (the card's columns), rows per (language, system, kind), the tools report;
+    the published report files next to them, with a preview of the published headline (summary.md)."""
+    scored = collect_scored(chpit.results_dir, chpit.build_dir)
+    tables = build_report(scored)
     paths = write_report(tables, chpit.report_dir)
+    published = write_published(scored, chpit.report_dir)
     markdown = to_markdown(tables)
+    # The data version covers every file written, so a change in any of them is a new version.
+    written = b"".join(p.read_bytes() for p in (*paths.values(), *published.values()))
     return dg.MaterializeResult(
-        data_version=data_version(markdown.encode()),
+        data_version=data_version(written),
         metadata={
             "report": dg.MetadataValue.md(markdown),
+            "summary": dg.MetadataValue.md(published["summary.md"].read_text(encoding="utf-8")),
             "systems": len(tables["systems"]),
             **{f"path_{k}": dg.MetadataValue.path(str(p)) for k, p in paths.items()},
+            **{f"path_{name.replace('-', '_').replace('.', '_')}": dg.MetadataValue.path(str(p))
+               for name, p in published.items()},
         },
     )

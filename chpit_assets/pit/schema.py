@@ -1,0 +1,161 @@
+"""The three tools' arguments, as ONE pydantic model per tool (PROTOCOL §5).
+
+From these models come both the OpenAI function specs served to agentic models
+(`TOOL_SPECS`) and by `chpit-mcp`, and the validation every call goes through
+(`validate_arguments`), so what a model is told and what is enforced cannot drift.
+Names, types, defaults, required fields and descriptions are the published ones,
+verbatim: models see them, so they are protocol data (PROTOCOL §5, R2 in §9: only
+`ch_get_act_article` defaults to today, `ch_get_act_text` requires `as_of`, history has
+none). We add bounds (string lengths, offset/max_chars ranges) and refuse unknown
+arguments, so a hostile or confused caller gets a clear error instead of a silent
+default or a huge echo (issue 15).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import InvalidArgument, UnknownTool, clip
+
+# Bounds. SR numbers are at most ~12 characters ("0.142.112.681"), article numbers ~12 ("268a
+# quinquies"); twice that leaves room for a prefix like "SR " or "Art. ".
+MAX_SR = 32
+MAX_ARTICLE = 32
+MAX_DATE = 10               # YYYY-MM-DD exactly
+MAX_CHARS = 200_000         # published: "Maximum characters returned (up to 200000)"
+MAX_OFFSET = 100_000_000    # far beyond the largest act (SR 220 is ~2 MB of XML)
+MAX_REASONS = 5
+
+PublishedLang = Literal["de", "fr", "it"]   # served to models; the Python API also takes en/rm
+
+_SR = Field(description="SR number of the act, e.g. '220'", min_length=1, max_length=MAX_SR)
+
+
+class _Args(BaseModel):
+    # forbid: an unknown argument is an error, never ignored (issue 15); numbers a model sends for
+    # a string field ("article": 24) are read as their decimal text.
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    @field_validator("offset", "max_chars", mode="before", check_fields=False)
+    @classmethod
+    def _no_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):      # JSON true is not a number, though Python says int
+            raise ValueError("must be a number, not a boolean")
+        return value
+
+
+class ArticleArgs(_Args):
+    sr_number: str = _SR
+    article: str = Field(description="Article number, e.g. '336' or '336a'", min_length=1, max_length=MAX_ARTICLE)
+    lang: PublishedLang = Field("de", description="Language of the edition")
+    as_of: str | None = Field(None, description="Date (YYYY-MM-DD) the edition must be in force on; default: today",
+                              max_length=MAX_DATE)
+
+
+class HistoryArgs(_Args):
+    sr_number: str = _SR
+    article: str | None = Field(None, description="Article number to filter the change list to, e.g. '336a'",
+                                max_length=MAX_ARTICLE)
+    lang: PublishedLang = Field("de", description="Language of the editions")
+
+
+class TextArgs(_Args):
+    sr_number: str = _SR
+    as_of: str = Field(description="Date (YYYY-MM-DD) the edition must be in force on", max_length=MAX_DATE)
+    lang: PublishedLang = Field("de", description="Preferred language of the edition")
+    offset: int = Field(0, description="Character offset for paging", ge=0, le=MAX_OFFSET,
+                        json_schema_extra={"type": "number"})
+    max_chars: int = Field(50000, description="Maximum characters returned (up to 200000)", ge=1, le=MAX_CHARS,
+                           json_schema_extra={"type": "number"})
+
+
+DESCRIPTIONS = {
+    "ch_get_act_article": (
+        "Text of one article of a Swiss federal act (Fedlex) as consolidated on a date. Returns the edition whose "
+        "validity interval covers as_of; without as_of, the edition in force today. Response: {sr_number, "
+        "abbreviation, title, lang, as_of, version{version_id, date_applicability, date_end_applicability, "
+        "eli_consolidation_uri}, article{e_id, article_number, marginal_note, text}} or {error: "
+        "'no_edition_for_date' | 'article_not_found'}."),
+    "ch_get_act_history": (
+        "Edition history of a Swiss federal act: every consolidated edition with its validity interval, and the "
+        "per-article changes between consecutive editions (optionally filtered to one article)."),
+    "ch_get_act_text": "Full text of a Swiss federal act in the edition in force on a date, paged by character offset.",
+}
+
+ARGUMENTS: dict[str, type[_Args]] = {
+    "ch_get_act_article": ArticleArgs, "ch_get_act_history": HistoryArgs, "ch_get_act_text": TextArgs,
+}
+TOOL_NAMES: tuple[str, ...] = tuple(ARGUMENTS)
+
+
+def _parameters(model: type[_Args]) -> dict[str, Any]:
+    """The model's JSON schema in the published shape: no pydantic titles, `str | None` as a plain
+    optional string, no `default: null`."""
+    schema = model.model_json_schema()
+    properties = {}
+    for name, prop in schema["properties"].items():
+        prop = {k: v for k, v in prop.items() if k != "title"}
+        if "anyOf" in prop:
+            branch = next(b for b in prop.pop("anyOf") if b.get("type") != "null")
+            prop = {**branch, **prop}
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+        properties[name] = prop
+    return {"type": "object", "properties": properties, "required": schema.get("required", []),
+            "additionalProperties": False}
+
+
+PARAMETERS: dict[str, dict[str, Any]] = {name: _parameters(model) for name, model in ARGUMENTS.items()}
+
+TOOL_SPECS: list[dict[str, Any]] = [
+    {"type": "function", "function": {"name": name, "description": DESCRIPTIONS[name], "parameters": PARAMETERS[name]}}
+    for name in TOOL_NAMES
+]
+
+
+def _reason(error: dict[str, Any]) -> str:
+    where = ".".join(str(part) for part in error["loc"]) or "arguments"
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f"unknown argument {clip(where)}"
+    if kind == "missing":
+        return f"missing required argument {where!r}"
+    said = f"{where}: {error['msg']}"
+    value = error.get("input")
+    if isinstance(value, str) and kind.startswith("string_too"):
+        return f"{said} (got {len(value)} characters)"
+    return f"{said} (got {clip(value)})"
+
+
+def validate_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
+    """The keyword arguments for `PitTools.<name>`, or a BadCall naming every problem. `arguments`
+    may be the JSON text a model sent (empty = none)."""
+    if name not in ARGUMENTS:
+        raise UnknownTool(f"unknown tool {clip(name)}; tools are {', '.join(TOOL_NAMES)}", tool=clip(name),
+                          tools=list(TOOL_NAMES))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise InvalidArgument(f"{name}: arguments are not valid JSON: {reason}", tool=name) from None
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise InvalidArgument(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}", tool=name)
+    # An explicit null is the same as leaving an optional argument out (models send them).
+    present = {k: v for k, v in arguments.items() if v is not None}
+    try:
+        return ARGUMENTS[name].model_validate(present).model_dump()
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        # A handful of reasons say what is wrong; a call with 1,000 unknown keys must not make a 1,000-line reply.
+        reasons = [_reason(e) for e in errors[:MAX_REASONS]]
+        if len(errors) > MAX_REASONS:
+            reasons.append(f"and {len(errors) - MAX_REASONS} more problems")
+        raise InvalidArgument(
+            f"{name}: {'; '.join(reasons)} (parameters: {', '.join(PARAMETERS[name]['properties'])})",
+            tool=name, problems=reasons) from None

@@ -1,0 +1,292 @@
+"""The published report files (PROTOCOL §5 tools report, §8): `report-all.json`, `results-tables.md`,
+`summary.md` and the published tools table, as pure functions of the scored lines.
+
+These sit next to our richer report (tables.py/render.py) and differ from it on purpose: shares
+are fractions (raw floats, 0.0 on an empty denominator, where ours says "no data"), system names
+are the published ones, and every key, column and row order is the published one, so a number
+computed here can be put next to the published results table.
+
+Readings where the protocol is silent (documented, tested):
+- System names: `recite` -> `recite/recite` (§7); `<slug>/<mode>` stays (our slug is already the
+  published `model_short`). The oracle is named `oracle/oracle` by the same `{name}/{mode}` rule
+  as the other model-free system, so the two lookups sort together and read alike.
+- `score` (§8) is the card's headline number, "must score 1.000": the grounded_correct share,
+  i.e. equal to `share_correct`; results-tables prints it .3f next to the % columns.
+- The hard-from keys (§8 `--hard-from`) are added whenever a recite run is among the inputs.
+- Tools report: "lines with tool_calls" are the agentic systems' lines (only agentic lines carry
+  tool calls in the published log; our scored view gives every line a list, empty when no tool
+  ran). `share_correct_when_as_of` splits on `as_of_any` (a date passed at all), the header's
+  "correct % (as_of)"; the right date is `share_as_of_correct`.
+- summary.md leaves the oracle out (the published rows start at recite/recite); a language a
+  system has no lines in shows "–" in de / fr / it, and without a recite run the two
+  date-sensitive columns are "–" (there is no split to pool).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from chpit_assets.files import write_atomic
+from chpit_assets.markdown import table_lines
+from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
+
+CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
+PARTS = ("all", "after", "before")  # §8: `all` first, then the kinds sorted
+ARTICLE_TOOL = "ch_get_act_article"
+# §8 summary.md row order within a mode; any other model follows, alphabetically.
+PUBLISHED_MODELS = ("claude-haiku-4.5", "claude-sonnet-5", "gpt-5.6-terra", "deepseek-v4-pro")
+SUMMARY_LANGS = ("de", "fr", "it")
+
+RESULTS_HEADER = (
+    "lang", "system", "kind", "n", "errors", "correct %", "wrong version %", "ungrounded %",
+    "correct % (gold current)", "correct % (gold superseded)", "mean gold cov", "mean distractor cov", "score",
+)
+RESULTS_HARD_HEADER = ("correct % (recite-hard)", "n recite-hard")
+SUMMARY_HEADER = (
+    "system", "n", "correct %", "wrong version %", "ungrounded %", "**date-sensitive: correct %**",
+    "de / fr / it", "recite-easy: correct %", "errors",
+)
+TOOLS_HEADER = (
+    "system", "n", "any tool call %", "as_of passed %", "correct as_of %", "right act+article %",
+    "mean calls", "correct % (as_of)", "correct % (no as_of)",
+)
+TOOLS_KEYS = (
+    "n", "share_any_tool_call", "share_as_of_any", "share_as_of_correct", "share_sr_article_correct",
+    "mean_tool_calls", "share_correct_when_as_of", "share_correct_when_no_as_of",
+)
+
+
+def published_system(key: str) -> str:
+    """Our system key -> the published system name (§7)."""
+    parsed = parse_system_key(key)
+    return f"{key}/{key}" if parsed.slug is None else key
+
+
+def _our_system(name: str) -> str:
+    head, _, tail = name.partition("/")
+    return head if head == tail and head in LOOKUP_MODES else name
+
+
+def _errored(line: dict) -> bool:
+    """§8: an error is an `error` or an `oracle_error` on the line."""
+    return bool(line.get("error")) or bool(line.get("oracle_error"))
+
+
+def winners(lines: Iterable[dict]) -> dict[str, dict]:
+    """id -> its winning line (§7): the last error-free line, else the last errored one."""
+    out: dict[str, dict] = {}
+    for line in lines:
+        held = out.get(line["id"])
+        if held is None or not _errored(line) or _errored(held):
+            out[line["id"]] = line
+    return out
+
+
+def _share(count: int, total: int) -> float:
+    return count / total if total else 0.0
+
+
+def _mean(values: list[float]) -> float:
+    # fsum: exactly rounded, so the mean does not depend on the order the lines came in.
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def _split(out: dict, name: str, subset: list[dict]) -> None:
+    """n_/correct_/share_correct_{name}: the correct share on one subset of the lines."""
+    hits = sum(line["verdict"]["label"] == CORRECT for line in subset)
+    out[f"n_{name}"], out[f"correct_{name}"], out[f"share_correct_{name}"] = len(subset), hits, _share(hits, len(subset))
+
+
+def _stats(lines: list[dict], hard: Mapping[tuple[str, str], bool] | None) -> dict:
+    n = len(lines)
+    labels = [line["verdict"]["label"] for line in lines]
+    correct, wrong, ungrounded = labels.count(CORRECT), labels.count(WRONG), labels.count(UNGROUNDED)
+    out = {
+        "n": n,
+        "errors": sum(map(_errored, lines)),
+        "grounded_correct": correct,
+        "grounded_wrong_version": wrong,
+        "ungrounded": ungrounded,
+        "share_correct": _share(correct, n),
+        "share_wrong": _share(wrong, n),
+        "share_ungrounded": _share(ungrounded, n),
+        "mean_gold_coverage": _mean([line["verdict"]["gold_coverage"] for line in lines]),
+        "mean_distractor_coverage": _mean([line["verdict"]["distractor_coverage"] for line in lines]),
+    }
+    _split(out, "gold_current", [l for l in lines if l["gold_is_current"] is True])
+    _split(out, "gold_superseded", [l for l in lines if l["gold_is_current"] is False])
+    out["score"] = out["share_correct"]
+    if hard is not None:
+        _split(out, "recite_hard", [l for l in lines if hard.get((l["lang"], l["id"])) is True])
+        _split(out, "recite_easy", [l for l in lines if hard.get((l["lang"], l["id"])) is False])
+    return out
+
+
+def _hard_by_item(scored: Mapping[str, list[dict]]) -> dict[tuple[str, str], bool] | None:
+    """(lang, id) -> True when recite's winner is not grounded_correct (date-sensitive, §8
+    "recite-hard"); errored recite winners are in neither set. None without a recite run."""
+    if "recite" not in scored:
+        return None
+    return {(line["lang"], item_id): line["verdict"]["label"] != CORRECT
+            for item_id, line in winners(scored["recite"]).items() if not _errored(line)}
+
+
+def _arguments(call: dict) -> dict:
+    """A call's arguments as a dict; a model may send them as a JSON string, or not as an object."""
+    args = call.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            return {}
+    return args if isinstance(args, dict) else {}
+
+
+def tool_flags(line: dict) -> dict:
+    """§5 line extras from the line's tool calls and item fields (old and new call shapes alike)."""
+    calls = line.get("tool_calls") or []
+    article_args = [_arguments(c) for c in calls if c.get("name") == ARTICLE_TOOL]
+    return {
+        "n_tool_calls": len(calls),
+        "as_of_any": any("as_of" in a for a in article_args),
+        "as_of_passed": any("as_of" in a and str(a["as_of"]) == str(line["as_of"]) for a in article_args),
+        "sr_article_correct": any(
+            str(a.get("sr_number")) == str(line["sr_number"]) and str(a.get("article")) == str(line["article_number"])
+            for a in article_args
+        ),
+    }
+
+
+def tools_report(scored: Mapping[str, Iterable[dict]]) -> dict[str, dict]:
+    """§5: {system: {n, share_*, mean_tool_calls, ...}} over agentic lines, winner per (system, id)."""
+    out = {}
+    for key in sorted(scored, key=published_system):
+        if parse_system_key(key).mode != "agentic":
+            continue
+        lines = list(winners(scored[key]).values())
+        if not lines:
+            continue
+        flags = [tool_flags(line) for line in lines]
+        correct = [line["verdict"]["label"] == CORRECT for line in lines]
+        with_date = [c for c, f in zip(correct, flags) if f["as_of_any"]]
+        without = [c for c, f in zip(correct, flags) if not f["as_of_any"]]
+        n = len(lines)
+        out[published_system(key)] = {
+            "n": n,
+            "share_any_tool_call": round(_share(sum(f["n_tool_calls"] > 0 for f in flags), n), 4),
+            "share_as_of_any": round(_share(sum(f["as_of_any"] for f in flags), n), 4),
+            "share_as_of_correct": round(_share(sum(f["as_of_passed"] for f in flags), n), 4),
+            "share_sr_article_correct": round(_share(sum(f["sr_article_correct"] for f in flags), n), 4),
+            "mean_tool_calls": round(sum(f["n_tool_calls"] for f in flags) / n, 3),
+            "share_correct_when_as_of": round(_share(sum(with_date), len(with_date)), 4),
+            "share_correct_when_no_as_of": round(_share(sum(without), len(without)), 4),
+        }
+    return out
+
+
+def report_all(scored: Mapping[str, Iterable[dict]]) -> dict:
+    """§8 `report-all.json`: {lang: {system: {all|after|before: stats}}, tools}, langs and systems sorted."""
+    scored = {key: list(lines) for key, lines in scored.items()}
+    hard = _hard_by_item(scored)
+    out: dict = {}
+    for lang in sorted({line["lang"] for lines in scored.values() for line in lines}):
+        systems = {}
+        for key in sorted(scored, key=published_system):
+            lines = sorted(winners(l for l in scored[key] if l["lang"] == lang).values(), key=lambda l: l["id"])
+            if lines:
+                systems[published_system(key)] = {
+                    part: _stats(lines if part == "all" else [l for l in lines if l["kind"] == part], hard)
+                    for part in PARTS
+                }
+        out[lang] = systems
+    out["tools"] = tools_report(scored)
+    return out
+
+
+def report_all_json(report: dict) -> str:
+    """Non-ASCII kept, default separators, the published key order (not sorted)."""
+    return json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+
+
+def _pct(share: float) -> str:
+    return f"{100.0 * share:.1f}"
+
+
+def _langs(report: dict) -> list[str]:
+    return [k for k in report if k != "tools"]
+
+
+def results_tables(report: dict) -> str:
+    """§8 `results-tables.md`: one row per (lang, system, kind) in report-all order."""
+    hard = any("n_recite_hard" in s for lang in _langs(report) for parts in report[lang].values() for s in parts.values())
+    rows = []
+    for lang in _langs(report):
+        for system, parts in report[lang].items():
+            for kind, s in parts.items():
+                row = [lang, system, kind, s["n"], s["errors"], _pct(s["share_correct"]), _pct(s["share_wrong"]),
+                       _pct(s["share_ungrounded"]), _pct(s["share_correct_gold_current"]),
+                       _pct(s["share_correct_gold_superseded"]), f"{s['mean_gold_coverage']:.3f}",
+                       f"{s['mean_distractor_coverage']:.3f}", f"{s['score']:.3f}"]
+                if hard:
+                    row += [_pct(s["share_correct_recite_hard"]), s["n_recite_hard"]]
+                rows.append(row)
+    header = RESULTS_HEADER + (RESULTS_HARD_HEADER if hard else ())
+    return "\n".join(table_lines(header, rows)) + "\n"
+
+
+def summary_order(name: str) -> tuple:
+    """recite/recite, then closed, current, pit, agentic; within a mode the published models'
+    order, then any other model alphabetically (§8)."""
+    parsed = parse_system_key(_our_system(name))
+    if parsed.slug is None:
+        return (0, 0, "")
+    rank = PUBLISHED_MODELS.index(parsed.slug) if parsed.slug in PUBLISHED_MODELS else len(PUBLISHED_MODELS)
+    return (1 + MODEL_MODES.index(parsed.mode), rank, parsed.slug)
+
+
+def summary(report: dict) -> str:
+    """§8 `summary.md`: the headline, counts pooled over languages; date-sensitive bold."""
+    langs = _langs(report)
+    names = {name for lang in langs for name in report[lang] if name != "oracle/oracle"}
+    rows = []
+    for name in sorted(names, key=summary_order):
+        stats = [report[lang][name]["all"] for lang in langs if name in report[lang]]
+        total = lambda key: sum(s[key] for s in stats)  # noqa: E731
+        n = total("n")
+        if "n_recite_hard" in stats[0]:
+            date_sensitive = f"**{_pct(_share(total('correct_recite_hard'), total('n_recite_hard')))}**"
+            by_lang = " / ".join(
+                _pct(report[lang][name]["all"]["share_correct_recite_hard"]) if name in report.get(lang, {}) else "–"
+                for lang in SUMMARY_LANGS
+            )
+            easy = _pct(_share(total("correct_recite_easy"), total("n_recite_easy")))
+        else:
+            date_sensitive = by_lang = easy = "–"
+        rows.append([name, n, _pct(_share(total("grounded_correct"), n)), _pct(_share(total("grounded_wrong_version"), n)),
+                     _pct(_share(total("ungrounded"), n)), date_sensitive, by_lang, easy, total("errors")])
+    return "\n".join(table_lines(SUMMARY_HEADER, rows)) + "\n"
+
+
+def tools_table(tools: Mapping[str, dict]) -> str:
+    """§5's tools table: the published header, shares as % .1f, mean calls .2f."""
+    rows = []
+    for system, t in tools.items():
+        rows.append([system, t["n"], *(_pct(t[k]) for k in TOOLS_KEYS[1:5]), f"{t['mean_tool_calls']:.2f}",
+                     _pct(t["share_correct_when_as_of"]), _pct(t["share_correct_when_no_as_of"])])
+    return "\n".join(table_lines(TOOLS_HEADER, rows)) + "\n"
+
+
+def write_published(scored: Mapping[str, Iterable[dict]], report_dir: Path | str) -> dict[str, Path]:
+    """`report-all.json`, `results-tables.md`, `summary.md` in `report_dir`, each written atomically;
+    no clock in any of them, so the same lines give the same bytes."""
+    report = report_all(scored)
+    files = {"report-all.json": report_all_json(report), "results-tables.md": results_tables(report),
+             "summary.md": summary(report)}
+    paths = {}
+    for name, text in files.items():
+        paths[name] = Path(report_dir) / name
+        write_atomic(paths[name], text.encode("utf-8"))
+    return paths
