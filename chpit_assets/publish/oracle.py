@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from chpit_scorer import score
 
 from chpit_assets.bench.files import jsonl_bytes
-from chpit_assets.pit.tools import PitError
+from chpit_assets.pit import PitError
 from chpit_assets.runs.systems import OracleSystem
 
 CORRECT = "grounded_correct"
