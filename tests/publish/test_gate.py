@@ -235,3 +235,20 @@ def test_the_staged_shards_must_hold_what_the_oracle_checked(candidate, tmp_path
                         load_name="x")
     assert sorted(published.files) == ["README.md", *[f"data/{lang}/{split}-00000-of-00001.parquet"
                                                       for lang in ("de", "fr") for split in ("core", "full")]]
+
+
+def test_editions_on_their_last_good_file_are_named(data):
+    """Issue 15.3, the gate's side: an edition whose new file failed but whose articles are kept is reported."""
+    from chpit_assets.publish.last_good import editions_on_last_good_file
+
+    store = Store(data / "chpit.duckdb")
+    assert editions_on_last_good_file(store) == []
+    with store.transaction() as con:
+        version_id, eli = con.execute("SELECT version_id, eli FROM ch_act_version WHERE lang = 'de' AND stage = 'parsed' "
+                                      "ORDER BY version_id LIMIT 1").fetchone()
+        n = con.execute("SELECT count(*) FROM ch_act_article WHERE version_id = ?", [version_id]).fetchone()[0]
+        con.execute("UPDATE ch_act_version SET stage = 'validate', error = 'an HTML page' WHERE version_id = ?",
+                    [version_id])
+    assert editions_on_last_good_file(store) == [
+        f"de: {eli}: new file failed at validate, {n} articles of the last good file kept"]
+    assert editions_on_last_good_file(Store(data / "absent.duckdb")) == []

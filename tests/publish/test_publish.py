@@ -75,6 +75,11 @@ def test_publish_then_load_with_datasets(data, tmp_path):
     assert "| recite | 9 | 55.6 | 44.4 |" in card  # the report's results table
     # no token, no repo: written locally, and the materialisation says so
     assert hf_metadata(result)["upload"] == "local only: repo_id and $HF_TOKEN not set"
+    meta = hf_metadata(result)
+    changes = meta["count_changes"].splitlines()  # a first publication: every language and act is new
+    assert meta["editions_on_last_good_file"] == 0 and changes[0] == "- de: 0 -> 9 items"
+    assert "- fr: 0 -> 1 items" in changes and all(line.endswith(" items") for line in changes)
+    assert set(meta["checked_sha256"]) == {"de", "fr", "it"}
     assert not (tmp_path / "frozen").exists() and leftovers(data) == []
 
 
