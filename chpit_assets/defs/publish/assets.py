@@ -104,7 +104,8 @@ def run_gate(chpit: ChpitStore, publication: Publication) -> tuple[Candidate, Ga
 
 
 def gate_notes(chpit: ChpitStore, gate: GateReport) -> dict:
-    """What every gate verdict shows besides pass/fail: the count changes and the last-good editions."""
+    """What the gate shows besides pass/fail (on item_counts_in_bounds and hf_dataset): the count changes,
+    the editions on their last good file and the sha256 per language of what the oracle checked."""
     last_good = editions_on_last_good_file(chpit.released_store())
     return {
         "count_changes": offenders_md(gate.count_changes),
