@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | c
 
 export DAGSTER_HOME := $(CURDIR)/data/dagster_home
 
-.PHONY: run test dev bench clean
+.PHONY: run test dev daemon bench clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,16 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(PY) -m pytest
 
+# The instance set-up (the writer pool's limit recorded, docs/operations.md) runs before every process
+# that serves the queue; `make run` and the CLI do it themselves.
 dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(PY) -m chpit_assets.instance
 	$(VENV)/bin/dagster dev -w workspace.yaml
+
+# The daemon alone (schedules, sensors, the run queue, run monitoring), for a deployment without the UI.
+daemon: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(PY) -m chpit_assets.instance
+	$(VENV)/bin/dagster-daemon run -w workspace.yaml
 
 clean:
 	rm -rf data/chpit.duckdb* data/build data/results data/report data/publish data/cache data/dagster_home

@@ -13,8 +13,10 @@ import warnings
 
 import dagster as dg
 
+from chpit_assets import nightly
 from chpit_assets.defs.partitions import BENCH_LANGS
 from chpit_assets.fedlex.catalog import LANGS
+from chpit_assets.instance import default_dagster_home, prepare_instance
 
 DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -27,6 +29,7 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = dg.DagsterInstance.get()
+    prepare_instance(instance)
     build_config = {**_QUIET, "resources": {"fedlex": {"config": fedlex_config}}}
     steps = [("build", lang) for lang in langs] + [("build_report_job", None)]
     for job_name, partition in steps:
@@ -85,7 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     model.add_argument("--max-tokens", type=int, default=8192, help="answer budget; a cut-off reply is retried once at twice it (R3)")
     model.add_argument("--workers", type=int, default=2)
     model.add_argument("--confirm-spend", action="store_true", help="run a paid endpoint after the cost estimate")
+    nightly.add_arguments(sub.add_parser("nightly", help="run tonight's nightly now: build, gate, free systems, "
+                                                          "report, gated publication (docs/scheduling.md)"))
     args = parser.parse_args(argv)
+    default_dagster_home()
+    if args.command == "nightly":
+        return nightly.main(args)
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     unknown = sorted(set(langs) - set(LANGS))
     if unknown:

@@ -1,7 +1,8 @@
 """The code location: every asset and check under `chpit_assets.defs`, bound to the resources.
 
 Jobs, the nightly schedule, the new-edition sensor and the automation sensor live in
-`chpit_assets.defs.ops` (docs/scheduling.md).
+`chpit_assets.defs.ops` (docs/scheduling.md). Resources resolve their folders when used, not
+here (chpit_assets.defs.resources), so loading this module reads no environment.
 """
 
 from __future__ import annotations
@@ -11,34 +12,42 @@ import dagster as dg
 from chpit_assets import defs as defs_package
 
 from .defs.ops.automation import REPORT_AUTOMATION, automation_sensor
-from .defs.ops.jobs import build_job, build_report_job
+from .defs.ops.jobs import build_job, build_report_job, nightly_job
 from .defs.ops.schedules import nightly_build
 from .defs.ops.sensors import new_edition_sensor
 from .defs.resources import ChpitStore, FedlexSource
 from .executors import chpit_executor
 
+OWNERS = {
+    "fedlex": "team:fedlex-ingest",
+    "bench": "team:bench-builder",
+    "runs": "team:bench-runs",
+    "report": "team:bench-runs",
+    "publish": "team:publication",
+}
+"""Who answers for each asset group (issue 14.6); set here so the domains' asset files stay about their data."""
 
-def _with_report_automation(spec: dg.AssetSpec) -> dg.AssetSpec:
-    # build_report is defined with the builder; when it re-runs is an operations decision, made here.
+
+def _operations(spec: dg.AssetSpec) -> dg.AssetSpec:
+    # Ownership and when an asset re-runs are operations decisions, made here, not in each domain's assets.
+    group = spec.group_name or "default"
+    spec = spec.merge_attributes(owners=[OWNERS[group]] if group in OWNERS else [], tags={"chpit/group": group})
     if spec.key == dg.AssetKey("build_report"):
-        return spec.replace_attributes(automation_condition=REPORT_AUTOMATION)
+        spec = spec.replace_attributes(automation_condition=REPORT_AUTOMATION)
     return spec
 
 
 def build_definitions() -> dg.Definitions:
-    assets = dg.map_asset_specs(_with_report_automation, dg.load_assets_from_package_module(defs_package))
+    assets = dg.map_asset_specs(_operations, dg.load_assets_from_package_module(defs_package))
     checks = dg.load_asset_checks_from_package_module(defs_package)
     return dg.Definitions(
         assets=assets,
         asset_checks=checks,
         executor=chpit_executor,
-        jobs=[build_job, build_report_job],
+        jobs=[build_job, build_report_job, nightly_job],
         schedules=[nightly_build],
         sensors=[new_edition_sensor, automation_sensor],
-        resources={
-            "chpit": ChpitStore(data_dir=dg.EnvVar("CHPIT_DATA_DIR").get_value("data")),
-            "fedlex": FedlexSource(),
-        },
+        resources={"chpit": ChpitStore(), "fedlex": FedlexSource()},
     )
 
 

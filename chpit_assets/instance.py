@@ -11,6 +11,8 @@ environment: workers must be started with the same `CHPIT_PG_URL` and `DAGSTER_H
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,62 @@ from dagster._core.storage.base_storage import DagsterStorage
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 
+from chpit_assets.files import write_atomic
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_HOME = PROJECT_ROOT / "data" / "dagster_home"
+WRITER_POOL = "duckdb_writer"
+BACKEND_FILE = "chpit-instance-backend"
+"""In $DAGSTER_HOME: which storage the instance was first opened on (`sqlite` or `postgresql`)."""
+
 PG_URL_ENV = "CHPIT_PG_URL"
 """Default name of the variable holding a SQLAlchemy/libpq URL, e.g. postgresql://user:pw@host:5432/dagster."""
 
 
 class InstanceStorageError(RuntimeError):
-    """The configured PostgreSQL instance storage could not be opened."""
+    """The configured PostgreSQL instance storage could not be opened, or this process would open
+    another storage than the one the instance was set up on."""
+
+
+def default_dagster_home(environ: dict[str, str] = os.environ) -> None:
+    """Issue 14.1: with DAGSTER_HOME unset, use the project's data/dagster_home (given the shipped
+    dagster.yaml if it has none), as `make` does, and say so once on stderr."""
+    if environ.get("DAGSTER_HOME"):
+        return
+    DEFAULT_HOME.mkdir(parents=True, exist_ok=True)
+    if not (DEFAULT_HOME / "dagster.yaml").exists():
+        shutil.copy(PROJECT_ROOT / "dagster.yaml", DEFAULT_HOME / "dagster.yaml")
+    environ["DAGSTER_HOME"] = str(DEFAULT_HOME)
+    print(f"DAGSTER_HOME is not set; using {DEFAULT_HOME}", file=sys.stderr, flush=True)
+
+
+def prepare_instance(instance: dg.DagsterInstance) -> int | None:
+    """Issue 18.5: record the writer pool's limit (dagster.yaml's `default_limit`) on the instance now.
+
+    On a fresh instance Dagster's run queue records a pool's default limit during its first pass and
+    applies it only from the next, so a first batch of queued runs could start together. Recording it
+    at set-up (make run/dev/daemon, the CLI) closes that window; an existing limit is left as set.
+    Returns the pool's limit."""
+    instance.event_log_storage.initialize_concurrency_limit_to_default(WRITER_POOL)
+    return instance.event_log_storage.get_concurrency_info(WRITER_POOL).slot_count
+
+
+def _check_backend(dagster_home: str, backend: str, env_name: str) -> Path | None:
+    """Issue 18.4: an instance is set up on one storage; a process whose environment would open the
+    other (CHPIT_PG_URL missing or added) would show an empty instance, so it is refused instead.
+    Returns the marker to record once the storage opened, None when it is recorded already."""
+    marker = Path(dagster_home) / BACKEND_FILE
+    if not marker.exists():
+        return marker
+    recorded = marker.read_text().strip()
+    if recorded != backend:
+        how = f"set ${env_name}" if recorded == "postgresql" else f"unset ${env_name}"
+        raise InstanceStorageError(
+            f"the instance in {dagster_home} was set up on {recorded}, but this process would open {backend} "
+            f"(${env_name} is {'set' if backend == 'postgresql' else 'unset'}): {how}, or delete {marker} to "
+            "switch this instance's storage deliberately (docs/operations.md)"
+        )
+    return None
 
 
 class ChpitInstanceStorage(DagsterStorage, ConfigurableClass):
@@ -57,22 +109,34 @@ class ChpitInstanceStorage(DagsterStorage, ConfigurableClass):
     def from_config_value(
         cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]
     ) -> DagsterStorage:
-        url = os.environ.get(config_value["postgres_url_env"], "").strip()
+        env_name = config_value["postgres_url_env"]
+        url = os.environ.get(env_name, "").strip()
+        backend = "postgresql" if url else "sqlite"
+        unrecorded = _check_backend(config_value["dagster_home"], backend, env_name)
         if not url:
-            return DagsterSqliteStorage.from_local(
+            storage = DagsterSqliteStorage.from_local(
                 base_dir=str(Path(config_value["dagster_home"]) / "storage"), inst_data=inst_data
             )
+            _record(unrecorded, backend)
+            return storage
         # dagster_postgres is a hard dependency; imported here so the SQLite path never loads psycopg2.
         from dagster_postgres import DagsterPostgresStorage
 
         try:
-            return DagsterPostgresStorage(postgres_url=_psycopg2_url(url), inst_data=inst_data)
+            storage = DagsterPostgresStorage(postgres_url=_psycopg2_url(url), inst_data=inst_data)
         except Exception as exc:  # after dagster-postgres's own retries; the chain could echo the URL's password
             reason = exc.__cause__ or exc
             raise InstanceStorageError(
-                f"cannot open Dagster instance storage on PostgreSQL from ${config_value['postgres_url_env']}: "
+                f"cannot open Dagster instance storage on PostgreSQL from ${env_name}: "
                 f"{type(reason).__name__}: {_redact(str(reason), url)}"
             ) from None
+        _record(unrecorded, backend)
+        return storage
+
+
+def _record(marker: Path | None, backend: str) -> None:
+    if marker is not None:
+        write_atomic(marker, f"{backend}\n".encode())
 
 
 def _psycopg2_url(url: str) -> str:
@@ -85,3 +149,10 @@ def _psycopg2_url(url: str) -> str:
 def _redact(message: str, url: str) -> str:
     """The error text without the URL (it may hold a password)."""
     return message.replace(_psycopg2_url(url), "<url>").replace(url, "<url>")
+
+
+if __name__ == "__main__":
+    # `python -m chpit_assets.instance`: the instance set-up `make dev` and `make daemon` run first.
+    default_dagster_home()
+    with dg.DagsterInstance.get() as _instance:
+        print(f"{WRITER_POOL}: limit {prepare_instance(_instance)} on {os.environ['DAGSTER_HOME']}")

@@ -19,6 +19,16 @@ How: one XSLT pass (libxslt, in C) flattens every article of the body into a
 string with private-use separators; Python then only splits it. Walking the tree
 element by element from Python cost five times the XML parse itself; this keeps
 extraction within about 2x of a bare parse (benchmarks/bench_parse.py).
+
+Article key: (e_id, occurrence). Fedlex repeats eIds within one edition (the Civil
+Code's final title reproduces old-law articles under the current ones' eIds,
+`art_178` twice; the English CO carries `art_1040` twice). Such editions are data,
+not corruption: every <article> is kept, `e_id` keeps Fedlex's published value, and
+`occurrence` numbers the articles sharing an e_id 1, 2, ... in document order. As
+long as Fedlex keeps the order of its containers (it always has: the final title
+comes after the main body), the same article gets the same key in every edition,
+which is what the change table pairs on. Repeated e_ids are excluded from items as
+`ambiguous_article` (B9) by the builder, not here.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from lxml import etree
 from .errors import AknError
 from .identity import EditionIdentity, parse_xml, read_identity
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 """Bump when the text layout or what ingest stores from a file changes: stored editions parsed by
 another version are re-parsed."""
 
@@ -95,6 +105,7 @@ _ARTICLE_NUMBER = re.compile(r"^\d+[a-z]*(?: [a-z]+){0,2}$")
 class Article(NamedTuple):
     # A NamedTuple, not a frozen dataclass: a large edition makes thousands, and construction shows.
     e_id: str
+    occurrence: int              # 1, 2, ... among the edition's articles with this e_id, document order
     article_number: str | None   # None when the number did not parse (B8)
     heading: str | None
     text: str
@@ -104,6 +115,11 @@ class Article(NamedTuple):
 class ParsedEdition:
     identity: EditionIdentity
     articles: tuple[Article, ...]
+
+    @property
+    def n_repeated_eids(self) -> int:
+        """How many articles repeat an e_id already seen earlier in the edition (a per-edition warning)."""
+        return sum(1 for a in self.articles if a.occurrence > 1)
 
 
 def parse_edition(data: bytes, where: str) -> ParsedEdition:
@@ -115,17 +131,16 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
     if root.find("./{*}act/{*}body") is None:
         raise AknError(where, "no act/body element")
     articles = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for record in _collapse_ascii_space(str(_FLATTEN(root))).split(_ARTICLE)[1:]:
         e_id, num, heading, body = record.split(_FIELD, 3)
         if not e_id:
             raise AknError(where, "an <article> without eId")
-        if e_id in seen:
-            raise AknError(where, f"duplicate article eId {e_id!r}")
-        seen.add(e_id)
+        occurrence = seen[e_id] = seen.get(e_id, 0) + 1
         articles.append(
             Article(
                 e_id=e_id,
+                occurrence=occurrence,
                 article_number=_article_number(num.strip(), e_id),
                 heading=heading.strip() or None,
                 text=_lines(body),

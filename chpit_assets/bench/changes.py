@@ -1,19 +1,21 @@
 """`ch_act_change`: what changed, article by article, between consecutive parsed editions.
 
 Per act and language, the PARSED editions (B10) are ordered by `date_applicability`
-and each edition is compared with the one before it on `e_id`: an e_id only in the
+and each edition is compared with the one before it on the article key (e_id,
+occurrence; Fedlex repeats eIds within an edition, see akn/parser.py): a key only in the
 new edition is `added`, only in the old one `removed`, in both with a different
 text (compared verbatim; B5's normalised comparison is the builder's business)
 `modified`. Editions that never reached `parsed` are skipped over, so a pair can
 span a missing edition (SR 170.512: 2018-11-26 -> 2023-09-01 over 2022-07-01).
 
 Incremental: an act's rows depend only on its own parsed editions in the language
-(which ones, their order, their articles). Ingest rewrites an edition's articles only
-when its file (sha256) or the parser version changed, so (version_id,
-date_applicability, sha256, parser_version) of every parsed edition, plus the text of
-the query below, fingerprint the act's rows. A rebuild recomputes only the acts whose
-fingerprint changed (or cannot be formed: an edition without sha256, as in stores
-written directly), drops the rows of acts with no parsed edition left, and keeps the
+(which ones, their order, their articles). Ingest records in `content_sha256` a digest
+of exactly what it stored from an edition's file, so (version_id, date_applicability,
+content_sha256) of every parsed edition, plus the text of the query below, fingerprint
+the act's rows: a re-issued file with the same wording (new sha256, same content)
+recomputes nothing. A rebuild recomputes only the acts whose fingerprint changed (or
+cannot be formed: an edition without content_sha256, as in stores written directly or
+before the column), drops the rows of acts with no parsed edition left, and keeps the
 rest. Rows and fingerprints are written in one transaction, and nothing else writes
 ch_act_change, so the two never disagree.
 """
@@ -43,11 +45,12 @@ pairs AS (
     SELECT act_id, prev_id AS old_version_id, version_id AS new_version_id, date_applicability
     FROM v WHERE prev_id IS NOT NULL
 ),
-o AS (SELECT p.*, a.e_id, a.text FROM pairs p JOIN ch_act_article a ON a.version_id = p.old_version_id),
-n AS (SELECT p.*, a.e_id, a.text FROM pairs p JOIN ch_act_article a ON a.version_id = p.new_version_id)
+o AS (SELECT p.*, a.e_id, a.occurrence, a.text FROM pairs p JOIN ch_act_article a ON a.version_id = p.old_version_id),
+n AS (SELECT p.*, a.e_id, a.occurrence, a.text FROM pairs p JOIN ch_act_article a ON a.version_id = p.new_version_id)
 SELECT
     coalesce(o.act_id, n.act_id)                         AS act_id,
     coalesce(o.e_id, n.e_id)                             AS e_id,
+    coalesce(o.occurrence, n.occurrence)                 AS occurrence,
     $lang                                                AS lang,
     CASE WHEN o.e_id IS NULL THEN 'added'
          WHEN n.e_id IS NULL THEN 'removed'
@@ -55,7 +58,8 @@ SELECT
     coalesce(o.old_version_id, n.old_version_id)         AS old_version_id,
     coalesce(o.new_version_id, n.new_version_id)         AS new_version_id,
     coalesce(o.date_applicability, n.date_applicability) AS date_applicability
-FROM o FULL OUTER JOIN n ON o.new_version_id = n.new_version_id AND o.e_id = n.e_id
+FROM o FULL OUTER JOIN n
+    ON o.new_version_id = n.new_version_id AND o.e_id = n.e_id AND o.occurrence = n.occurrence
 WHERE o.e_id IS NULL OR n.e_id IS NULL OR o.text <> n.text
 """
 
@@ -63,12 +67,12 @@ WHERE o.e_id IS NULL OR n.e_id IS NULL OR o.text <> n.text
 _RULES = hashlib.sha256(_CHANGES_SQL.encode()).hexdigest()[:16]
 
 # One fingerprint per act with a parsed edition in the language; NULL when an edition lacks
-# the sha256 or parser version that would vouch for its articles being unchanged.
+# the content digest that would vouch for its articles being unchanged.
 _FINGERPRINTS_SQL = """
 SELECT act_id,
-       CASE WHEN bool_and(sha256 IS NOT NULL AND parser_version IS NOT NULL) THEN
+       CASE WHEN bool_and(content_sha256 IS NOT NULL) THEN
            sha256($rules || ':' || string_agg(
-               concat_ws('|', version_id, date_applicability, sha256, parser_version), ',' ORDER BY version_id))
+               concat_ws('|', version_id, date_applicability, content_sha256), ',' ORDER BY version_id))
        END AS fingerprint
 FROM ch_act_version
 WHERE lang = $lang AND stage = 'parsed'
@@ -76,9 +80,9 @@ GROUP BY act_id
 """
 
 _ROWS_SQL = """
-SELECT act_id, e_id, lang, change_type, old_version_id, new_version_id, date_applicability
+SELECT act_id, e_id, occurrence, lang, change_type, old_version_id, new_version_id, date_applicability
 FROM ch_act_change WHERE lang = ?
-ORDER BY act_id, date_applicability, new_version_id, e_id
+ORDER BY act_id, date_applicability, new_version_id, e_id, occurrence
 """
 
 

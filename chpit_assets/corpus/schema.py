@@ -83,12 +83,31 @@ CREATE TABLE IF NOT EXISTS ch_act_version (
     short_form             VARCHAR                 -- and its shortForm: ch_act / alias rows come from them
 );
 
--- Stores built before these columns existed get them; PARSER_VERSION 2 re-parses their editions to fill them.
+-- Stores built before these columns existed get them; PARSER_VERSION 2 re-parses their editions to fill
+-- title and short_form, PARSER_VERSION 3 the rest.
 ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS title VARCHAR;
 ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS short_form VARCHAR;
+-- Articles repeating an earlier article's e_id in the edition (occurrence > 1): a warning count, not an error.
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS n_repeated_eids INTEGER;
+-- The file's FRBRManifestation/FRBRformat/@fedlex:generator: Fedlex re-issues a file with a new build.
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS generator VARCHAR;
+-- sha256 of what ingest stored from the file (every article's key, number, heading, text; title, short form).
+-- Downstream depends on this, not on the file's sha256: a re-issued file with the same wording changes nothing.
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS content_sha256 VARCHAR;
+-- A re-issued file (same edition, new bytes): the sha256 of the file it replaced, and whether the stored
+-- content stayed ('reissued') or changed ('corrected'). NULL while the edition has had one file.
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS reissued_from VARCHAR;
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS revision VARCHAR;
+-- Last good data (issue 15 item 3): a newer file that failed, while the row and its articles keep the last
+-- good parse (stage stays 'parsed'). NULL when the edition's current file is the one parsed.
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS failed_stage VARCHAR;
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS failed_error VARCHAR;
+ALTER TABLE ch_act_version ADD COLUMN IF NOT EXISTS failed_url VARCHAR;
 
 CREATE TABLE IF NOT EXISTS ch_act_article (
     version_id     BIGINT NOT NULL,
+    -- The article key is (version_id, e_id, occurrence): Fedlex repeats eIds within an edition (SR 210's
+    -- final title), e_id keeps its published value, occurrence counts 1, 2, ... in document order.
     e_id           VARCHAR NOT NULL,               -- as Fedlex publishes it; can repeat within an edition
     occurrence     INTEGER NOT NULL DEFAULT 1,     -- 1, 2, ... among the edition's articles with this e_id, document order
     article_number VARCHAR,                        -- NULL when it did not parse (B8)
@@ -109,6 +128,36 @@ CREATE TABLE IF NOT EXISTS ch_act_change (
     PRIMARY KEY (act_id, e_id, occurrence, lang, new_version_id)
 );
 """
+
+
+# Tables whose primary key gained `occurrence`: a store written before keeps the old key, which
+# ADD COLUMN cannot change, so they are rebuilt (`migrate_article_key`).
+_KEYED_BY_OCCURRENCE = ("ch_act_article", "ch_act_change")
+
+
+def migrate_article_key(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Bring tables written before the article key (e_id, occurrence) to it: each is renamed aside,
+    re-created by `DDL`, refilled with occurrence 1 (the old key made every e_id unique in its
+    edition, so 1 is exact) and the old copy dropped. Call inside a transaction, before `DDL`.
+    Returns the tables rebuilt."""
+    rebuilt = []
+    for table in _KEYED_BY_OCCURRENCE:
+        columns = [r[0] for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
+            "ORDER BY ordinal_position", [table]).fetchall()]
+        if not columns or "occurrence" in columns:
+            continue
+        con.execute(f"ALTER TABLE {table} RENAME TO {table}_before_occurrence")
+        rebuilt.append(table)
+    if rebuilt:
+        con.execute(DDL)
+        for table in rebuilt:
+            cols = ", ".join(r[0] for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main'",
+                [f"{table}_before_occurrence"]).fetchall())
+            con.execute(f"INSERT INTO {table} ({cols}, occurrence) SELECT {cols}, 1 FROM {table}_before_occurrence")
+            con.execute(f"DROP TABLE {table}_before_occurrence")
+    return rebuilt
 
 
 def schema_current(con: duckdb.DuckDBPyConnection, name: str, ddl: str) -> bool:

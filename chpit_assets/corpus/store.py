@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from .schema import DDL, mark_schema, schema_current
+from .schema import DDL, mark_schema, migrate_article_key, schema_current
 
 
 class StoreError(RuntimeError):
@@ -145,8 +145,16 @@ def _bring_up_to_date(con: duckdb.DuckDBPyConnection) -> None:
     except duckdb.CatalogException:
         current = False
     if not current:
-        con.execute(DDL)
-        mark_schema(con, "corpus", DDL)
+        # One transaction: a store rebuilt halfway (a table renamed aside, not yet refilled) is never left.
+        con.execute("BEGIN TRANSACTION")
+        try:
+            migrate_article_key(con)
+            con.execute(DDL)
+            mark_schema(con, "corpus", DDL)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
 
 
 def replace_rows(con: duckdb.DuckDBPyConnection, writes: list[tuple[str, str, list, pl.DataFrame]]) -> None:
@@ -204,11 +212,13 @@ def registered(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -
 
 def article_texts(con: duckdb.DuckDBPyConnection, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], str]:
     """The ch_act_article texts of the (version_id, e_id) pairs in `keys` that exist. Joined on a
-    frame of the pairs: fetching a few texts must not make DuckDB hash the whole article table."""
+    frame of the pairs: fetching a few texts must not make DuckDB hash the whole article table.
+    A repeated e_id answers with its first occurrence (the top-level one: the repeats sit in the
+    final title, R2); the builder never asks for one, B9 excludes them as `ambiguous_article`."""
     wanted = pl.DataFrame(list(set(keys)), schema={"version_id": pl.Int64, "e_id": pl.String}, orient="row")
     if not wanted.height:
         return {}
     with registered(con, "_wanted", wanted):
         rows = con.execute("SELECT a.version_id, a.e_id, a.text FROM ch_act_article a "
-                           "JOIN _wanted w USING (version_id, e_id)").fetchall()
+                           "JOIN _wanted w USING (version_id, e_id) WHERE a.occurrence = 1").fetchall()
     return {(version_id, e_id): text for version_id, e_id, text in rows}

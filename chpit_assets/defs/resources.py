@@ -1,7 +1,14 @@
-"""Resources: where the data lives, and where Fedlex comes from."""
+"""Resources: where the data lives, and where Fedlex comes from.
+
+Paths resolve late (when a step or sensor uses them, not when the code location loads) and
+relative to the project, not to the process's working directory: the daemon, the webserver,
+run workers and the CLI then agree wherever they were started (issue 18.3), and a test that
+sets CHPIT_DATA_DIR after `chpit_assets.definitions` was imported is still obeyed (issue 14.2).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -12,10 +19,25 @@ from chpit_assets.corpus.store import Store, release_held
 from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
 
 
-class ChpitStore(dg.ConfigurableResource):
-    """The data folder: the DuckDB store and the stable output paths of ARCHITECTURE.md ("Outputs")."""
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""The repository checkout (the package is installed editable, `pip install -e`)."""
 
-    data_dir: str = "data"
+DATA_DIR_ENV = "CHPIT_DATA_DIR"
+SAMPLE_DIR_ENV = "CHPIT_SAMPLE_DIR"
+
+
+def project_path(path: str | Path) -> Path:
+    """An absolute path: relative ones are the project's, whatever the current directory."""
+    path = Path(path)
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+class ChpitStore(dg.ConfigurableResource):
+    """The data folder: the DuckDB store and the stable output paths of ARCHITECTURE.md ("Outputs").
+
+    Empty `data_dir` = $CHPIT_DATA_DIR, else the project's `data/`, read each time it is used."""
+
+    data_dir: str = ""
     # Whether this execution keeps the store open between steps (set up per run or per step process).
     _hold: bool = PrivateAttr(default=False)
 
@@ -33,7 +55,7 @@ class ChpitStore(dg.ConfigurableResource):
 
     @property
     def root(self) -> Path:
-        return Path(self.data_dir)
+        return project_path(self.data_dir or os.environ.get(DATA_DIR_ENV) or "data")
 
     @property
     def store_path(self) -> Path:
@@ -78,10 +100,14 @@ class FedlexSource(dg.ConfigurableResource):
     """Where the catalog and files come from: the shipped sample (default, offline) or live Fedlex."""
 
     mode: Literal["sample", "live"] = "sample"
-    sample_dir: str = "data/fedlex-sample"
+    sample_dir: str = ""                # empty = $CHPIT_SAMPLE_DIR, else the project's data/fedlex-sample
     sparql_url: str = "https://fedlex.data.admin.ch/sparqlendpoint"
     sr_numbers: list[str] = []          # live only: restrict to these SR numbers (empty = all)
     download_concurrency: int = 4
+
+    @property
+    def sample_path(self) -> Path:
+        return project_path(self.sample_dir or os.environ.get(SAMPLE_DIR_ENV) or "data/fedlex-sample")
 
     def load_catalog(self, lang: str) -> Catalog:
         """The catalog restricted to one language, from the configured source.
@@ -90,8 +116,8 @@ class FedlexSource(dg.ConfigurableResource):
         clear the language from the store, while it nearly always means a source or query fault.
         """
         if self.mode == "sample":
-            catalog = load_sample_catalog(Path(self.sample_dir)).for_lang(lang)
-            source = self.sample_dir
+            catalog = load_sample_catalog(self.sample_path).for_lang(lang)
+            source = str(self.sample_path)
         else:
             from chpit_assets.fedlex.sparql import fetch_catalog
 

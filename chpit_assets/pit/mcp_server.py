@@ -46,6 +46,7 @@ INSTRUCTIONS = (
     "edition (validity dates) they come from."
 )
 LOG_ARGUMENTS = 200    # characters of a call's arguments in its log line
+LOG_LINE = 1000        # characters of any log line, the SDK's included
 
 log = logging.getLogger("chpit.mcp")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -81,6 +82,17 @@ class PitServer(MCPServer):
                               structured_content=result, is_error=miss)
 
 
+class _BoundedLines(logging.Filter):
+    """Cuts every record to LOG_LINE characters: the SDK logs a refused call's tool name and error
+    text as the caller sent them, and a caller can send a megabyte."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if len(message) > LOG_LINE:
+            record.msg, record.args = f"{message[:LOG_LINE]}…({len(message)} chars)", None
+        return True
+
+
 def build_server(tools: PitTools) -> PitServer:
     return PitServer(tools)
 
@@ -97,7 +109,12 @@ def main(argv: list[str] | None = None) -> None:
     if not args.store.exists():
         # Opening a missing path would silently create an empty store and answer "unknown act" forever.
         parser.exit(2, f"no store at {args.store}; build it first (make run) or pass --store\n")
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # Installed before the server is built, so the SDK's own logging setup (a no-op once the root
+    # logger has a handler) leaves this bounded one in place.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_BoundedLines())
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     server = build_server(PitTools(Store(args.store), today=args.today))
     if args.transport == "stdio":
         server.run("stdio")

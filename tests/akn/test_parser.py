@@ -173,10 +173,57 @@ def test_repealed_article_keeps_its_row_with_the_repeal_note_text():
     assert (art.article_number, art.text) == ("3", "Aufgehoben")
 
 
-def test_duplicate_e_id_fails_the_edition_naming_it():
-    doc = body_of(article("art_1", "1", "A."), article("art_1", "1", "B."))
-    with pytest.raises(AknError, match="duplicate article eId 'art_1'"):
-        parse_edition(doc, "t")
+def test_repeated_e_ids_are_kept_with_their_occurrence_in_document_order():
+    doc = body_of(article("art_1", "1", "A."), article("art_2", "2", "B."),
+                  f'<hcontainer eId="tit_fin">{article("art_1", "1", "Altes Recht.")}{article("art_1", "1", "C.")}</hcontainer>')
+    parsed = parse_edition(doc, "t")
+    assert [(a.e_id, a.occurrence, a.text) for a in parsed.articles] == [
+        ("art_1", 1, "A."), ("art_2", 1, "B."), ("art_1", 2, "Altes Recht."), ("art_1", 3, "C.")]
+    assert parsed.n_repeated_eids == 2
+
+
+def test_civil_code_repeats_e_ids_in_its_final_title_and_is_parsed_whole():
+    # SR 210 fr: the final title reproduces old-law articles under the current ones' eIds (Fedlex publishes it).
+    parsed = parse(SAMPLE / "cc-24-233_245_233" / "20240101-fr.xml")
+    keys = [(a.e_id, a.occurrence) for a in parsed.articles]
+    assert len(keys) == len(set(keys)) == 1274  # every <article> of the file, each with its own key
+    assert parsed.n_repeated_eids == 74
+    first, second = [a for a in parsed.articles if a.e_id == "art_178"]
+    assert (first.occurrence, second.occurrence) == (1, 2)
+    assert first.article_number == second.article_number == "178" and first.text != second.text
+    # Nested final-title articles keep their container path in the eId and their own number.
+    assert {a.article_number for a in parsed.articles if a.e_id.startswith("tit_fin/")} >= {"1", "61"}
+
+
+def test_treaty_with_its_own_numbering_and_no_abbreviation():
+    parsed = parse(SAMPLE / "cc-1998-2055_2055_2055" / "20230227-de.xml")
+    assert parsed.identity.sr_number == "0.107" and parsed.identity.short_forms == {}
+    assert [a.article_number for a in parsed.articles[:3]] == ["1", "2", "3"] and len(parsed.articles) == 54
+    assert parsed.n_repeated_eids == 0
+
+
+def test_article_ranges_have_no_number_and_keep_their_row():
+    # "Art. 50-51" (a repealed range in SR 210) is one article without a single number: B8 skips it later.
+    parsed = {a.e_id: a for a in parse(SAMPLE / "cc-24-233_245_233" / "20240101-fr.xml").articles}
+    assert parsed["art_50_51"].article_number is None and parsed["art_50_51"].text
+    assert parsed["tit_fin/art_31_32"].article_number is None
+
+
+def test_generator_build_is_read_from_the_manifestation():
+    assert parse(DSG / "20230901-de.xml").identity.generator == "2024-q4-rel-1.6.5"
+    assert parse(SAMPLE / "reissued" / "cc-2022-491" / "20230901-de.xml").identity.generator == "2024-q4-rel-1.5.26"
+    assert parse_edition(body_of(article("art_1", "1", "A.")), "t").identity.generator is None
+
+
+def test_depth_error_says_which_limit_was_hit_even_with_huge_tree():
+    deep = b"<akomaNtoso>" + b"<a>" * 3000 + b"</a>" * 3000 + b"</akomaNtoso>"
+    with pytest.raises(NotXml) as info:
+        parse_xml(deep, "deep.xml")
+    message = str(info.value)
+    assert "deep.xml" in message and "2048" in message and "huge_tree" in message
+    # A depth under the limit is not refused for depth.
+    ok = b"<akomaNtoso>" + b"<a>" * 1500 + b"</a>" * 1500 + b"</akomaNtoso>"
+    assert parse_xml(ok, "ok.xml") is not None
 
 
 def test_sr_number_from_frbrnumber_when_present():
@@ -209,3 +256,15 @@ def test_comments_anywhere_change_nothing():
                  .replace(b"<body>", b"<body><!-- Anfang -->"))
     assert commented.count(b"<!--") == 4
     assert parse_edition(commented, "t") == parse_edition(plain, "t")
+
+
+def test_the_reused_parser_is_per_thread_and_unaffected_by_an_earlier_bad_file():
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = sorted(DSG.glob("*.xml")) + [SAMPLE / "cc-24-233_245_233" / "20240101-fr.xml"]
+    alone = [parse(p).articles for p in paths]
+    with pytest.raises(NotXml):
+        parse_xml(b"<akomaNtoso><unclosed></akomaNtoso>", "bad")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda p: parse(p).articles, paths * 2))
+    assert together == alone * 2

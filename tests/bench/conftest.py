@@ -50,7 +50,7 @@ class Corpus:
 
     def edition(self, act_id: int, lang: str, start: str, end: str | None, articles: dict[str, tuple[str | None, str]],
                 source: str = "fedlex", stage: str = "parsed", vouched: bool = False) -> int:
-        """`vouched`: with the file sha256 and parser version ingest records, which let a rebuild keep
+        """`vouched`: with the file sha256, parser version and content digest ingest records, which let a rebuild keep
         what it derived from the edition (without them, everything is derived again every build)."""
         eli = f"{next(a['eli'] for a in self.acts if a['act_id'] == act_id)}/{start.replace('-', '')}"
         vid = version_id_for(eli, lang)
@@ -59,6 +59,7 @@ class Corpus:
             "date_end_applicability": date.fromisoformat(end) if end else None, "eli": eli, "source": source,
             "stage": stage, "sha256": hashlib.sha256(eli.encode()).hexdigest() if vouched else None,
             "parser_version": "test" if vouched else None,
+            "content_sha256": hashlib.sha256(f"content {eli}".encode()).hexdigest() if vouched else None,
         })
         for e_id, (number, text) in articles.items():
             self.articles.append({"version_id": vid, "e_id": e_id, "article_number": number, "text": text})
@@ -73,7 +74,7 @@ class Corpus:
             "ch_act_version": {"version_id": pl.Int64, "act_id": pl.Int64, "lang": pl.String,
                                "date_applicability": pl.Date, "date_end_applicability": pl.Date, "eli": pl.String,
                                "source": pl.String, "stage": pl.String, "sha256": pl.String,
-                               "parser_version": pl.String},
+                               "parser_version": pl.String, "content_sha256": pl.String},
             "ch_act_article": {"version_id": pl.Int64, "e_id": pl.String, "article_number": pl.String,
                                "text": pl.String},
         }

@@ -43,20 +43,40 @@ def test_rebuild_without_file_hashes_recomputes_and_drops_acts_without_editions(
     assert store.frame("SELECT count(*) AS n FROM ch_act_change")["n"][0] == 0
 
 
-def test_rebuild_recomputes_only_acts_whose_edition_files_changed(store, corpus):
+def test_rebuild_recomputes_only_acts_whose_stored_content_changed(store, corpus):
     acts = [corpus.act(k, sr=f"1.{n}") for n, k in enumerate("ab")]
     for act in acts:
         corpus.edition(act, "de", "2020-01-01", "2020-12-31", {"art_1": ("1", "1 a")})
         corpus.edition(act, "de", "2021-01-01", None, {"art_1": ("1", "1 b")})
     corpus.flush()
     with store.transaction() as con:  # what ingest records for every parsed edition
-        con.execute("UPDATE ch_act_version SET sha256 = sha256(eli), parser_version = '1'")
+        con.execute("UPDATE ch_act_version SET sha256 = sha256(eli), content_sha256 = sha256(eli || 'c')")
     assert update_changes(store, "de").acts_recomputed == 2
     assert update_changes(store, "de").acts_recomputed == 0  # nothing changed: every act's rows kept
-    # Act a's new edition was re-downloaded (new sha256) and now reads like the old one.
+    # Act b's new edition was re-issued (new file sha256) with the same content: nothing recomputed.
+    with store.transaction() as con:
+        con.execute("UPDATE ch_act_version SET sha256 = repeat('e', 64) WHERE version_id = ?",
+                    [corpus.versions[3]["version_id"]])
+    assert update_changes(store, "de").acts_recomputed == 0
+    # Act a's new edition was corrected (new content digest) and now reads like the old one.
     new_a = corpus.versions[1]["version_id"]
     with store.transaction() as con:
         con.execute("UPDATE ch_act_article SET text = '1 a' WHERE version_id = ?", [new_a])
-        con.execute("UPDATE ch_act_version SET sha256 = repeat('f', 64) WHERE version_id = ?", [new_a])
+        con.execute("UPDATE ch_act_version SET content_sha256 = repeat('f', 64) WHERE version_id = ?", [new_a])
     rebuilt = update_changes(store, "de")
     assert (rebuilt.acts_recomputed, rebuilt.changes["act_id"].to_list()) == (1, [acts[1]])
+
+
+def test_repeated_eids_pair_on_occurrence(store, corpus):
+    # SR 210's final title repeats art_178: each occurrence is compared with the same occurrence of the
+    # old edition, so a change to the second copy is one modified row on (art_178, 2), not a false pair.
+    act = corpus.act("a")
+    old = corpus.edition(act, "de", "2020-01-01", "2020-12-31", {"art_178": ("178", "1 main")})
+    new = corpus.edition(act, "de", "2021-01-01", None, {"art_178": ("178", "1 main")})
+    corpus.flush()
+    with store.transaction() as con:
+        con.execute("INSERT INTO ch_act_article (version_id, e_id, occurrence, article_number, text) VALUES "
+                    "(?, 'art_178', 2, '178', '1 old law'), (?, 'art_178', 2, '178', '1 old law, amended'), "
+                    "(?, 'art_178', 3, '178', '1 third')", [old, new, new])
+    rows = {(r["e_id"], r["occurrence"], r["change_type"]) for r in build_changes(store, "de").iter_rows(named=True)}
+    assert rows == {("art_178", 2, "modified"), ("art_178", 3, "added")}

@@ -19,15 +19,17 @@ from chpit_assets.defs.resources import ChpitStore, FedlexSource
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def materialize(tmp_path: Path, lang: str, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
+def materialize(tmp_path: Path, lang: str, instance: dg.DagsterInstance, sample: Path = ROOT / "data" / "fedlex-sample",
+                **options) -> dg.ExecuteInProcessResult:
     return dg.materialize(
         [fedlex_catalog, fedlex_editions, parsed_articles],
         partition_key=lang,
         instance=instance,
         resources={
             "chpit": ChpitStore(data_dir=str(tmp_path / "data")),
-            "fedlex": FedlexSource(sample_dir=str(ROOT / "data" / "fedlex-sample")),
+            "fedlex": FedlexSource(sample_dir=str(sample)),
         },
+        **options,
     )
 
 
@@ -41,12 +43,14 @@ def test_german_partition_materialises_with_counts_and_failures(tmp_path):
         result = materialize(tmp_path, "de", instance)
         assert result.success
         parsed = metadata(result, "parsed_articles")
-        assert (parsed["editions"], parsed["parsed"], parsed["articles"]) == (7, 6, 521)
+        # 235.1: 3 x 77, 170.512: 2 x 29, 101: 232, 220: 1683, 311.0: 474, 142.31: 204, 0.107: 54 articles
+        assert (parsed["editions"], parsed["parsed"], parsed["articles"]) == (11, 10, 2936)
+        assert parsed["repeated_eids"] == 0 and parsed["editions_on_last_good_file"] == 0
         assert parsed["failures_by_stage"] == {"no_file": 1}
         assert "20220701" in parsed["failures"]
-        assert "DSG" in parsed["preview"] or "BV" in parsed["preview"]
+        assert "| 0.107 |" in parsed["preview"]  # the first rows by SR number: the treaty
         catalog = metadata(result, "fedlex_catalog")
-        assert (catalog["acts"], catalog["editions_with_file"], catalog["editions_without_file"]) == (3, 6, 1)
+        assert (catalog["acts"], catalog["editions_with_file"], catalog["editions_without_file"]) == (7, 10, 1)
         assert (tmp_path / "data" / "chpit.duckdb").is_file()
 
 
@@ -57,12 +61,71 @@ def test_unchanged_rerun_keeps_data_versions_and_parses_nothing(tmp_path):
         again = materialize(tmp_path, "fr", instance)
         second = data_version(instance)
         assert metadata(again, "parsed_articles")["reparsed"] == 0
-        assert metadata(again, "fedlex_editions")["by_stage"] == {"cached": 1, "no_file": 6}
+        assert metadata(again, "fedlex_editions")["by_stage"] == {"cached": 4, "no_file": 5}
         assert first is not None and first == second
+        # The Civil Code's repeated eIds: kept, and counted per edition in the metadata.
+        parsed = metadata(again, "parsed_articles")
+        assert parsed["repeated_eids"] == 74
+        assert parsed["repeated_eids_by_edition"] == {"https://fedlex.data.admin.ch/eli/cc/24/233_245_233/20240101": 74}
+
+
+FILE = "cc-2022-491/20230901-de.xml"
+
+
+def sample_with(tmp_path: Path, data: bytes | None = None) -> Path:
+    """A temp copy of the sample; with `data`, that file replaces SR 235.1 de 2023-09-01 (and its catalog sha256)."""
+    import hashlib
+    import json
+    import shutil
+
+    sample = tmp_path / "sample"
+    if not sample.exists():
+        shutil.copytree(ROOT / "data" / "fedlex-sample", sample)
+    if data is not None:
+        (sample / FILE).write_bytes(data)
+        raw = json.loads((sample / "catalog.json").read_text(encoding="utf-8"))
+        [edition] = [e for a in raw["acts"] for e in a["editions"] if e.get("file") == FILE]
+        edition["sha256"] = hashlib.sha256(data).hexdigest()
+        (sample / "catalog.json").write_text(json.dumps(raw), encoding="utf-8")
+    return sample
+
+
+def test_a_reissued_file_keeps_the_data_version_and_shows_in_the_metadata(tmp_path):
+    with dg.instance_for_test() as instance:
+        materialize(tmp_path, "de", instance, sample_with(tmp_path))
+        before = latest_data_version(instance, "de")
+        reissued = (ROOT / "data" / "fedlex-sample" / "reissued" / FILE).read_bytes()
+        result = materialize(tmp_path, "de", instance, sample_with(tmp_path, reissued))
+        assert latest_data_version(instance, "de") == before
+        parsed = metadata(result, "parsed_articles")
+        assert parsed["reparsed"] == 1 and "reissued" in parsed["reissued_files"] and "1.5.26" in parsed["reissued_files"]
+
+
+def test_a_bad_new_file_keeps_the_last_good_parse_and_fails_the_asset_naming_the_file(tmp_path):
+    from chpit_assets.corpus.ingest import editions_on_last_good_file
+    from chpit_assets.corpus.store import Store
+
+    with dg.instance_for_test() as instance:
+        materialize(tmp_path, "de", instance, sample_with(tmp_path))
+        store = Store(tmp_path / "data" / "chpit.duckdb")
+        count = "SELECT count(*) FROM ch_act_article a JOIN ch_act_version v USING (version_id) WHERE v.lang = 'de'"
+        articles = store.frame(count).item()
+        result = materialize(tmp_path, "de", instance, sample_with(tmp_path, b"<html><body>Fehler</body></html>"),
+                             raise_on_error=False)
+        assert not result.success
+        [failure] = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+        message = failure.event_specific_data.error.message
+        assert FILE in message and "last good parse" in message and "validate" in message
+        assert store.frame(count).item() == articles  # the edition's articles are still there
+        assert editions_on_last_good_file(store, "de") == 1
 
 
 def data_version(instance: dg.DagsterInstance) -> str | None:
-    record = instance.get_latest_data_version_record(dg.AssetKey("parsed_articles"), partition_key="fr")
+    return latest_data_version(instance, "fr")
+
+
+def latest_data_version(instance: dg.DagsterInstance, lang: str) -> str | None:
+    record = instance.get_latest_data_version_record(dg.AssetKey("parsed_articles"), partition_key=lang)
     return record.event_log_entry.asset_materialization.tags.get("dagster/data_version")
 
 

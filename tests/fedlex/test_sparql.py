@@ -74,6 +74,10 @@ def add_edition_rows(fedlex: FakeFedlex, consolidation: str, lang: str, **links)
 # -- the catalog read back ---------------------------------------------------------------
 
 
+def without_file(catalog: Catalog) -> int:
+    return sum(1 for e in catalog.editions if e.file_url is None)
+
+
 def test_catalog_read_from_the_endpoint_equals_the_graph(fedlex, served, sleeps):
     with client(fedlex, sleeps) as c:
         catalog = c.fetch_catalog()
@@ -84,7 +88,7 @@ def test_catalog_read_from_the_endpoint_equals_the_graph(fedlex, served, sleeps)
     assert edition(catalog, DSG + "/20250401", "de").date_end_applicability == date(2025, 7, 6)
     assert edition(catalog, DSG + "/20250707", "fr").file_url == fedlex.url(filestore_path(DSG + "/20250707", "fr", 1))
     assert edition(catalog, DSG + "/20250401", "fr").file_url is None  # listed without a file
-    assert len(catalog.editions) == 26 and c.report.editions_without_file == 15
+    assert len(catalog.editions) == len(served.editions) and c.report.editions_without_file == without_file(served)
     assert c.report.warnings == [] and sleeps == []
 
 
@@ -134,9 +138,10 @@ def test_duplicate_rows_are_dropped_and_counted(fedlex, served, sleeps):
     with client(fedlex, sleeps) as c:
         catalog = c.fetch_catalog()
     assert same(catalog, served)
-    assert len({(e.consolidation, e.lang) for e in catalog.editions}) == len(catalog.editions) == 26
-    assert c.report.rows_received == 3 * 3 + 2 * len(g.titles) // 2 + 3 * 26
-    assert c.report.rows_kept == 3 + len(g.titles) // 2 + 26
+    n_acts, n_editions = len(served.acts), len(served.editions)
+    assert len({(e.consolidation, e.lang) for e in catalog.editions}) == len(catalog.editions) == n_editions
+    assert c.report.rows_received == 3 * n_acts + 2 * len(g.titles) // 2 + 3 * n_editions
+    assert c.report.rows_kept == n_acts + len(g.titles) // 2 + n_editions
 
 
 def test_restrict_to_sr_numbers_and_languages(fedlex, served, sleeps):
@@ -166,7 +171,8 @@ def test_a_notation_of_another_type_is_not_an_sr_number(fedlex, served, sleeps):
     )
     with client(fedlex, sleeps) as c:
         catalog = c.fetch_catalog()
-    assert [a.eli for a in catalog.acts] == [BV, PUBLG, DSG]
+    assert [a.eli for a in catalog.acts] == sorted(a.eli for a in served.acts)
+    assert "https://fedlex.data.admin.ch/eli/cc/1/2" not in {a.eli for a in catalog.acts}
 
 
 def test_conflicting_values_keep_one_and_warn(fedlex, served, sleeps):
@@ -215,7 +221,7 @@ def test_missing_file_link_means_no_file(fedlex, served, sleeps):
         catalog = c.fetch_catalog()
     assert edition(catalog, cons, "it").file_url is None
     assert edition(catalog, cons, "de").file_url is not None
-    assert c.report.editions_without_file == 16
+    assert c.report.editions_without_file == without_file(served) + 1
 
 
 def test_private_link_is_mapped_to_the_public_filestore(fedlex, served, sleeps):
@@ -313,9 +319,15 @@ def test_firewall_block_splits_the_batch_and_recovers(fedlex, served, sleeps):
         return None
 
     fedlex.sparql_fault = waf
+    # The three acts of the first sample, so that the split below is the one described.
+    keep = {BV, PUBLG, DSG}
+    g = fedlex.graph
+    g.acts, g.titles, g.editions = ([r for r in rows if r["act"]["value"] in keep]
+                                    for rows in (g.acts, g.titles, g.editions))
     with client(fedlex, sleeps) as c:
         catalog = c.fetch_catalog()
-    assert same(catalog, served)
+    assert same(catalog, Catalog(tuple(a for a in served.acts if a.eli in keep),
+                                 tuple(e for e in served.editions if e.act_eli in keep)))
     # 3 acts -> [BV] + [PublG, DSG]: one split, and no retry of the blocked query itself
     assert c.report.firewall_splits == 1 and sleeps == []
     assert len([q for q in fedlex.queries if "isMemberOf" in q]) == 3  # blocked, [BV], [PublG, DSG]

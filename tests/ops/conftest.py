@@ -122,7 +122,7 @@ class Proc:
 
 class Spawn(Protocol):
     def __call__(self, args: list[str], env: dict[str, str], name: str,
-                 stop_signal: signal.Signals = signal.SIGTERM) -> Proc: ...
+                 stop_signal: signal.Signals = signal.SIGTERM, cwd: Path = ROOT) -> Proc: ...
 
 
 @pytest.fixture
@@ -131,10 +131,10 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
     started: list[Proc] = []
 
     def _spawn(args: list[str], env: dict[str, str], name: str,
-               stop_signal: signal.Signals = signal.SIGTERM) -> Proc:
+               stop_signal: signal.Signals = signal.SIGTERM, cwd: Path = ROOT) -> Proc:
         log = tmp_path / f"{name}.log"
         with open(log, "wb") as out:  # the child keeps its own descriptor
-            popen = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            popen = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         started.append(Proc(popen, log, stop_signal))
         return started[-1]

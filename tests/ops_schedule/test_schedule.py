@@ -12,7 +12,7 @@ import pytest
 from dagster._utils.schedules import cron_string_iterator
 
 from chpit_assets.defs.ops.schedules import NIGHTLY_CRON, ZURICH
-from chpit_assets.fedlex.catalog import LANGS
+from chpit_assets.defs.partitions import BENCH_LANGS
 
 ZH = ZoneInfo(ZURICH)
 
@@ -24,19 +24,28 @@ def defs() -> dg.Definitions:
     return defs
 
 
-def test_a_tick_requests_every_language_partition_of_the_build_job(defs):
+def test_a_tick_requests_one_nightly_run_over_the_configured_languages(defs):
+    """18.1/18.6: one nightly run carries every language through to the publication; the languages are
+    the configured set, the one `make run` builds by default, so both list the same languages."""
     schedule = defs.resolve_schedule_def("nightly_build")
-    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == ("30 3 * * *", ZURICH, "build")
+    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == ("30 3 * * *", ZURICH, "nightly")
     context = dg.build_schedule_context(
         scheduled_execution_time=datetime(2026, 5, 4, 3, 30, tzinfo=ZH), repository_def=defs.get_repository_def()
     )
-    requests = schedule.evaluate_tick(context).run_requests
-    assert [r.partition_key for r in requests] == list(LANGS)
-    assert all(r.tags["chpit/trigger"] == "nightly" and r.tags["dagster/partition"] == r.partition_key for r in requests)
-    job = defs.resolve_job_def("build")
-    for r in requests:
-        assert r.partition_key in job.partitions_def.get_partition_keys()
-        assert dg.validate_run_config(job, r.run_config) is not None
+    [request] = schedule.evaluate_tick(context).run_requests
+    assert request.run_config["ops"]["rebuild"]["config"]["langs"] == list(BENCH_LANGS)
+    assert request.tags["chpit/trigger"] == "nightly"
+    assert dg.validate_run_config(defs.resolve_job_def("nightly"), request.run_config) is not None
+
+
+def test_every_job_and_sensor_has_a_description_and_every_asset_an_owner(defs):
+    """14.6: what the UI shows for each definition."""
+    repo = defs.get_repository_def()
+    undescribed = [j.name for j in repo.get_all_jobs() if not j.name.startswith("__") and not j.description]
+    undescribed += [s.name for s in repo.sensor_defs if not s.description and s.name != "chpit_automation"]
+    assert undescribed == []
+    unowned = [s.key.to_user_string() for a in defs.resolve_asset_graph().assets_defs for s in a.specs if not s.owners]
+    assert unowned == []
 
 
 @pytest.mark.parametrize("first_day", ["2026-03-27", "2026-10-23"])   # around the spring and autumn DST switches

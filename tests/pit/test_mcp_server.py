@@ -152,13 +152,14 @@ def test_a_megabyte_argument_is_neither_echoed_nor_logged(store, tmp_path):
                     {"sr_number": "999.1", "article": huge},
                     {"sr_number": "999.1", "article": "1", huge: huge},
                     {"sr_number": "999.1", "article": "1", "as_of": huge},
-                )]
+                )] + [await client.call_tool("ch_" + huge, {})]     # the SDK logs a tool's name itself
 
     results = asyncio.run(main())
     for result in results:
         assert result.is_error and len(result.content[0].text) < 1000
     log = errlog.read_text()
     assert "refused" in log and len(log) < 10_000        # one bounded line per call
+    assert "UnknownTool" in results[-1].content[0].text
 
 
 def test_refuses_a_missing_store(tmp_path):

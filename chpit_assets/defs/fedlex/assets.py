@@ -72,26 +72,39 @@ def parsed_articles(
     fedlex_editions: list[DownloadResult],
     chpit: ChpitStore,
 ) -> dg.MaterializeResult:
-    """ch_act, ch_act_alias, ch_act_version and ch_act_article for this language, written in one transaction."""
+    """ch_act, ch_act_alias, ch_act_version and ch_act_article for this language, written in one transaction.
+
+    An edition whose new file failed keeps its last good parse (committed with the rest); the asset
+    then fails, naming each such file, so a build never passes silently on stale text (issue 15 item 3)."""
     report: IngestReport = store_editions(chpit.store, fedlex_catalog, context.partition_key, fedlex_editions)
     preview = chpit.store.frame(
         """SELECT c.sr_number, c.abbreviation, v.date_applicability, a.article_number, left(a.text, 120) AS text
            FROM ch_act_article a JOIN ch_act_version v USING (version_id) JOIN ch_act c USING (act_id)
-           WHERE v.lang = ? ORDER BY c.sr_number, v.date_applicability, a.e_id LIMIT 5""",
+           WHERE v.lang = ? ORDER BY c.sr_number, v.date_applicability, a.e_id, a.occurrence LIMIT 5""",
         [context.partition_key],
     )
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(report.data_version),
-        metadata={
-            "acts": report.acts,
-            "editions": report.editions,
-            "parsed": report.parsed,
-            "reparsed": report.reparsed,
-            "reused_unchanged": report.reused,
-            "articles": report.articles,
-            "failures_by_stage": dg.MetadataValue.json(report.failures_by_stage()),
-            "failures": dg.MetadataValue.md(report.failures_markdown()),
-            "preview": dg.MetadataValue.md(table(preview.columns, preview.rows())),
-        },
-    )
-
+    metadata = {
+        "acts": report.acts,
+        "editions": report.editions,
+        "parsed": report.parsed,
+        "reparsed": report.reparsed,
+        "reused_unchanged": report.reused,
+        "articles": report.articles,
+        # Fedlex repeats eIds within some editions (SR 210's final title): kept, keyed by occurrence.
+        "repeated_eids": sum(report.repeated_eids.values()),
+        "repeated_eids_by_edition": dg.MetadataValue.json(dict(sorted(report.repeated_eids.items()))),
+        "reissued_files": dg.MetadataValue.md(report.revisions_markdown()),
+        "editions_on_last_good_file": len(report.last_good),
+        "last_good": dg.MetadataValue.md(report.last_good_markdown()),
+        "failures_by_stage": dg.MetadataValue.json(report.failures_by_stage()),
+        "failures": dg.MetadataValue.md(report.failures_markdown()),
+        "preview": dg.MetadataValue.md(table(preview.columns, preview.rows())),
+    }
+    if report.last_good:
+        files = "; ".join(f"{f.url} ({f.stage}: {f.error[:200]})" for f in report.last_good)
+        raise dg.Failure(
+            description=f"[{context.partition_key}] {len(report.last_good)} edition(s) kept their last good parse "
+                        f"because the new file failed: {files}",
+            metadata=metadata,
+        )
+    return dg.MaterializeResult(data_version=dg.DataVersion(report.data_version), metadata=metadata)

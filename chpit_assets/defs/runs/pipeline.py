@@ -19,12 +19,14 @@ def run_benchmark(
     langs: tuple[str, ...] | list[str] = BENCH_LANGS,
     run_config: dict | None = None,
     echo=print,
+    tags: dict[str, str] | None = None,
 ) -> bool:
     """True when the gate passed and every (system, lang) partition and the report materialised."""
     register_systems(instance, systems)
     job = defs.resolve_implicit_global_asset_job_def()
     gate = job.execute_in_process(
-        instance=instance, asset_selection=[dg.AssetKey("oracle_gate")], raise_on_error=False, run_config=run_config
+        instance=instance, asset_selection=[dg.AssetKey("oracle_gate")], raise_on_error=False, run_config=run_config,
+        tags=tags,
     )
     checks = gate.get_asset_check_evaluations()
     passed = gate.success and bool(checks) and all(c.passed for c in checks)
@@ -40,11 +42,13 @@ def run_benchmark(
                 partition_key=dg.MultiPartitionKey({"system": system, "lang": lang}),
                 raise_on_error=False,
                 run_config=run_config,
+                tags=tags,
             )
             echo(f"results [{system}|{lang}]: {'ok' if result.success else 'FAILED'} (run {result.run_id})")
             ok &= result.success
     report = job.execute_in_process(
-        instance=instance, asset_selection=[dg.AssetKey("report")], raise_on_error=False, run_config=run_config
+        instance=instance, asset_selection=[dg.AssetKey("report")], raise_on_error=False, run_config=run_config,
+        tags=tags,
     )
     echo(f"report: {'ok' if report.success else 'FAILED'} (run {report.run_id})")
     return ok and report.success
