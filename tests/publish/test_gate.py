@@ -238,17 +238,18 @@ def test_the_staged_shards_must_hold_what_the_oracle_checked(candidate, tmp_path
 
 
 def test_editions_on_their_last_good_file_are_named(data):
-    """Issue 15.3, the gate's side: an edition whose new file failed but whose articles are kept is reported."""
+    """Issue 15.3, the gate's side: an edition whose new file failed while its last good parse is kept
+    (recorded by the ingest in failed_stage/failed_url) is named in the gate's metadata."""
     from chpit_assets.publish.last_good import editions_on_last_good_file
 
     store = Store(data / "chpit.duckdb")
     assert editions_on_last_good_file(store) == []
     with store.transaction() as con:
-        version_id, eli = con.execute("SELECT version_id, eli FROM ch_act_version WHERE lang = 'de' AND stage = 'parsed' "
-                                      "ORDER BY version_id LIMIT 1").fetchone()
-        n = con.execute("SELECT count(*) FROM ch_act_article WHERE version_id = ?", [version_id]).fetchone()[0]
-        con.execute("UPDATE ch_act_version SET stage = 'validate', error = 'an HTML page' WHERE version_id = ?",
-                    [version_id])
+        version_id, eli, sr = con.execute(
+            "SELECT v.version_id, v.eli, c.sr_number FROM ch_act_version v JOIN ch_act c USING (act_id) "
+            "WHERE v.lang = 'de' AND v.stage = 'parsed' ORDER BY v.version_id LIMIT 1").fetchone()
+        con.execute("UPDATE ch_act_version SET failed_stage = 'validate', failed_error = 'an HTML page', "
+                    "failed_url = 'https://example.invalid/x.xml' WHERE version_id = ?", [version_id])
     assert editions_on_last_good_file(store) == [
-        f"de: {eli}: new file failed at validate, {n} articles of the last good file kept"]
+        f"de: SR {sr} {eli}: new file failed at validate (https://example.invalid/x.xml); the last good file is kept"]
     assert editions_on_last_good_file(Store(data / "absent.duckdb")) == []
