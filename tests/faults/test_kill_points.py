@@ -49,7 +49,9 @@ sys.exit(0 if result.success else 1)
 
 def _env(workdir: Path, kill_at: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in (ENV, "HF_TOKEN", "CHPIT_DATA_DIR", "CHPIT_PG_URL")}
-    env.update(PYTHONPATH=str(ROOT), DAGSTER_HOME=str(workdir / "home"), HF_HUB_DISABLE_TELEMETRY="1")
+    # The project's data/ is the default; each copy is its own data folder (the sample stays the project's).
+    env.update(PYTHONPATH=str(ROOT), DAGSTER_HOME=str(workdir / "home"), CHPIT_DATA_DIR=str(workdir / "data"),
+               HF_HUB_DISABLE_TELEMETRY="1")
     if kill_at:
         env[ENV] = kill_at
     return env
@@ -74,8 +76,7 @@ def store_state(workdir: Path) -> dict[str, list[tuple]]:
 
 def litter(workdir: Path) -> list[str]:
     data = workdir / "data"
-    return sorted(str(p.relative_to(data)) for p in data.rglob("*")
-                  if LITTER.match(p.name) and "fedlex-sample" not in p.parts)
+    return sorted(str(p.relative_to(data)) for p in data.rglob("*") if LITTER.match(p.name))
 
 
 def live_build(workdir: Path) -> dict[str, bytes] | None:
@@ -92,7 +93,6 @@ def reference(tmp_path_factory) -> Path:
     (ref / "home").mkdir()
     shutil.copy(ROOT / "dagster.yaml", ref / "home" / "dagster.yaml")
     (ref / "data").mkdir()
-    (ref / "data" / "fedlex-sample").symlink_to(ROOT / "data" / "fedlex-sample")
     done = build(ref)
     assert done.returncode == 0, done.stdout + done.stderr
     return ref
@@ -101,7 +101,7 @@ def reference(tmp_path_factory) -> Path:
 def start_from(reference: Path, tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     """A copy of the reference whose live publication is an older build (its card marked)."""
     work = tmp_path / "work"
-    shutil.copytree(reference, work, symlinks=True)
+    shutil.copytree(reference, work)
     card = work / "data" / "publish" / "README.md"
     card.write_bytes(card.read_bytes() + OLD_MARK)
     return work, folder_files(work / "data" / "publish")
