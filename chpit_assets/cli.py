@@ -8,28 +8,42 @@ later in `dagster dev`), then prints where the outputs are.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import time
 import warnings
+from pathlib import Path
 
-import dagster as dg
-
-from chpit_assets import nightly
-from chpit_assets.defs.partitions import BENCH_LANGS
 from chpit_assets.fedlex.catalog import LANGS
-from chpit_assets.instance import default_dagster_home, prepare_instance
+
+# Dagster (and chpit_assets.instance, chpit_assets.nightly, which import it) is imported only once
+# the arguments are known to be good: a typo fails in well under a second.
 
 DEFAULT_RUN_SYSTEMS = ("oracle", "recite")
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict) -> int:
+EXIT_USAGE = 2  # a bad argument, or a paid run without confirmation (PROTOCOL §7)
+EXIT_SOME_ERRORED = 1  # the pipeline failed, or some items errored (issue 14 item 4)
+EXIT_ALL_ERRORED = 3  # every item asked errored: the endpoint or the settings are broken
+BASE_URL_ENV = "CHPIT_MODEL_BASE_URL"  # carries a base URL with credentials past the run storage
+
+
+def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict,
+        runs_config: dict | None = None) -> int:
+    import dagster as dg
+
     from chpit_assets.definitions import defs
+    from chpit_assets.defs.partitions import BENCH_LANGS
     from chpit_assets.defs.runs.pipeline import run_benchmark
+    from chpit_assets.instance import prepare_instance
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = dg.DagsterInstance.get()
     prepare_instance(instance)
+    started = time.time()
     build_config = {**_QUIET, "resources": {"fedlex": {"config": fedlex_config}}}
     steps = [("build", lang) for lang in langs] + [("build_report_job", None)]
     for job_name, partition in steps:
@@ -42,8 +56,15 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
         if not result.success:
             return 1
     bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
-    run_config = {**_QUIET, "resources": {"model": {"config": model_config}}}
-    if not run_benchmark(defs, instance, systems, bench_langs, run_config=run_config):
+    refusal = _unconfirmed_spend(systems, bench_langs, model_config, runs_config or {})
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return EXIT_USAGE
+    run_config = {**_QUIET, "resources": {"model": {"config": model_config}},
+                  "ops": {"results": {"config": runs_config or {}}}}
+    benchmark_ok = run_benchmark(defs, instance, systems, bench_langs, run_config=run_config)
+    outcome = _run_summary(instance, systems, bench_langs, started)
+    if not benchmark_ok:
         return 1
     # Publication is gated by blocking checks; a failed gate leaves the previous data/publish/ intact.
     publish = defs.resolve_implicit_global_asset_job_def().execute_in_process(
@@ -56,7 +77,122 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
     if not publish.success:
         return 1
     print("outputs: data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}, data/publish/")
-    return 0
+    return outcome
+
+
+def _unconfirmed_spend(systems: list[str], langs: list[str], model_config: dict, runs_config: dict) -> str:
+    """PROTOCOL §7: a paid run without CHPIT_CONFIRM(_SPEND)=1 / --confirm-spend prints the estimate
+    and stops before any system runs. Returns the message, or "" when the run may go on."""
+    from chpit_assets.bench.items import core_path
+    from chpit_assets.runs.client import EndpointConfig, estimate_cost, spend_confirmed
+    from chpit_assets.runs.runner import read_jsonl
+    from chpit_assets.runs.sample import select_items
+    from chpit_assets.runs.systems import estimate_tokens, parse_system_key
+
+    base_url = os.environ.get(model_config.get("base_url_env") or "", "") or model_config["base_url"]
+    config = EndpointConfig(base_url or "http://127.0.0.1/", model_config["model"] or model_config["slug"],
+                            price_input_per_mtok=model_config["price_input_per_mtok"],
+                            price_output_per_mtok=model_config["price_output_per_mtok"])
+    paid = [key for key in systems if parse_system_key(key).slug is not None]
+    if not paid or config.is_local or spend_confirmed(model_config["confirm"]):
+        return ""
+    build_dir = Path(os.environ.get("CHPIT_DATA_DIR", "data")) / "build"
+    items = [item for lang in langs if core_path(build_dir, lang).exists()
+             for item in select_items(read_jsonl(core_path(build_dir, lang)),
+                                      sample_per_lang=runs_config.get("sample_per_lang", 0),
+                                      limit=runs_config.get("limit", 0))]
+    lines = []
+    for key in paid:
+        tokens = [estimate_tokens(parse_system_key(key).mode, item) for item in items]
+        estimate = estimate_cost(config, len(items), sum(t[0] for t in tokens), sum(t[1] for t in tokens))
+        lines.append(f"estimate {key}: {json.dumps({**estimate, 'usd': round(estimate['usd'], 4)})}")
+    return "\n".join(lines + [f"not run: {config.public_url} is a paid endpoint; pass --confirm-spend or set "
+                               "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)"])
+
+
+def _run_summary(instance, systems: list[str], langs: list[str], since: float) -> int:
+    """Issue 14 item 4: per system and language, what the log holds for the items asked; the exit
+    code says whether any (1) or every (3) item errored, naming the commonest error."""
+    from collections import Counter
+
+    import dagster as dg
+
+    totals: Counter = Counter()
+    errors: Counter = Counter()
+    for system in systems:
+        for lang in langs:
+            key = str(dg.MultiPartitionKey({"system": system, "lang": lang}))
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(dg.AssetKey("results"), asset_partitions=[key], after_timestamp=since), limit=1
+            ).records
+            if not records:
+                print(f"  {system} [{lang}]: not run (see the FAILED run above)")
+                continue
+            meta = {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+            print(f"  {system} [{lang}]: {meta['log_answered']} answered, {meta['log_errored']} errored, "
+                  f"{meta['skipped_already_answered']} skipped (answered before), {meta['log_not_asked']} not asked "
+                  f"of {meta['log_items']}")
+            totals.update({"items": meta["log_items"], "errored": meta["log_errored"]})
+            if meta["commonest_error"]:
+                errors[meta["commonest_error"]] += meta["log_errored"]
+    if not totals["errored"]:
+        return 0
+    commonest = errors.most_common(1)[0][0]
+    every = totals["errored"] == totals["items"]
+    share = f"all {totals['items']}" if every else f"{totals['errored']} of {totals['items']}"
+    print(f"{share} items errored; commonest error: {commonest}", file=sys.stderr)
+    return EXIT_ALL_ERRORED if every else EXIT_SOME_ERRORED
+
+
+def _fail(message: str) -> int:
+    print(f"python -m chpit_assets run: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str]) -> str:
+    """Issue 14 item 3: every argument checked before anything runs; the first problem, or ""."""
+    from urllib.parse import urlsplit
+
+    from chpit_assets.runs.client import EndpointConfig, redact_url
+    from chpit_assets.runs.errors import UnknownSystemError
+    from chpit_assets.runs.systems import parse_system_key
+
+    unknown = sorted(set(langs) - set(LANGS))
+    if unknown or not langs:
+        return f"unknown language(s) {unknown or langs}; known: {', '.join(LANGS)}"
+    if not systems:
+        return "--systems is empty"
+    for key in systems:
+        try:
+            slug = parse_system_key(key).slug
+        except UnknownSystemError as exc:
+            return str(exc)
+        if slug is not None and slug != args.model_slug:
+            return (f"system {key!r} names model {slug!r}, but the endpoint is configured for --model-slug "
+                    f"{args.model_slug!r}")
+    if args.base_url:
+        parts = urlsplit(args.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return f"--base-url {redact_url(args.base_url)!r} is not an http(s) URL with a host"
+    elif args.api_key_env or args.price_in is not None or args.price_out is not None:
+        return "--api-key-env, --price-in and --price-out need --base-url (the local model is free)"
+    if args.api_key_env and not args.api_key_env.isidentifier():
+        return f"--api-key-env takes the NAME of an environment variable, not {args.api_key_env[:4]}..."
+    if (args.price_in is None) != (args.price_out is None):
+        return "--price-in and --price-out go together (USD per 1M input and output tokens)"
+    if any(p is not None and p < 0 for p in (args.price_in, args.price_out)):
+        return "--price-in and --price-out must be >= 0"
+    paid = args.base_url and not EndpointConfig(args.base_url, "m").is_local
+    if paid and args.price_in is None and any(parse_system_key(k).slug for k in systems):
+        return (f"no price for model '{(args.model or args.model_slug).rsplit('/', 1)[-1]}': a paid endpoint needs "
+                f"--price-in and --price-out (USD per 1M tokens) before anything is asked")
+    for name, value, low in (("--sample-per-lang", args.sample_per_lang, 0), ("--limit", args.limit, 0),
+                             ("--workers", args.workers, 1), ("--max-tokens", args.max_tokens, 1)):
+        if value < low:
+            return f"{name} must be >= {low}, got {value}"
+    if not args.timeout > 0:
+        return f"--timeout must be > 0 seconds, got {args.timeout}"
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser = sub.add_parser("run", help="materialise the pipeline for the given languages")
     run_parser.add_argument(
         "--langs",
-        default=",".join(BENCH_LANGS),
+        default="de,fr,it",
         help=f"comma-separated, of {','.join(LANGS)} (default: the languages CH-PiT publishes)",
     )
     run_parser.add_argument(
@@ -85,29 +221,66 @@ def main(argv: list[str] | None = None) -> int:
     model.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, e.g. https://openrouter.ai/api/v1")
     model.add_argument("--model", default="", help="model name sent to the endpoint (default: the slug)")
     model.add_argument("--api-key-env", default="", help="NAME of the environment variable holding the API key")
-    model.add_argument("--max-tokens", type=int, default=8192, help="answer budget; a cut-off reply is retried once at twice it (R3)")
-    model.add_argument("--workers", type=int, default=2)
-    model.add_argument("--confirm-spend", action="store_true", help="run a paid endpoint after the cost estimate")
-    nightly.add_arguments(sub.add_parser("nightly", help="run tonight's nightly now: build, gate, free systems, "
-                                                          "report, gated publication (docs/scheduling.md)"))
-    args = parser.parse_args(argv)
-    default_dagster_home()
+    model.add_argument("--max-tokens", type=int, default=8192, help="answer budget; a cut-off reply is retried once at twice it (PROTOCOL §4)")
+    model.add_argument("--workers", type=int, default=1, help="parallel requests (default 1: measured faster locally)")
+    model.add_argument("--timeout", type=float, default=300.0, help="seconds per request before it is retried")
+    model.add_argument("--price-in", type=float, default=None, help="USD per 1M input tokens (required for a paid endpoint)")
+    model.add_argument("--price-out", type=float, default=None, help="USD per 1M output tokens")
+    model.add_argument("--reasoning-effort", default="minimal", help="sent as reasoning.effort (PROTOCOL §4); 'none' sends none")
+    model.add_argument("--confirm-spend", action="store_true",
+                       help="run a paid endpoint after the cost estimate (or CHPIT_CONFIRM_SPEND=1 / CHPIT_CONFIRM=1)")
+    runs = run_parser.add_argument_group("runs", "which items, and how a run meets its earlier log")
+    runs.add_argument("--sample-per-lang", type=int, default=0,
+                      help="the published kind-balanced subsample, N per language (PROTOCOL §6; agentic used 100); 0 = all")
+    runs.add_argument("--limit", type=int, default=0, help="only the first N items (by id) per language, for a quick look")
+    runs.add_argument("--retry-errors", action=argparse.BooleanOptionalAction, default=True,
+                      help="ask errored items again (default, PROTOCOL §7)")
+    runs.add_argument("--new-run", action="store_true",
+                      help="start over where the log was made with another endpoint, model or settings (kept aside)")
+    # A stub: the nightly's own options are read by its parser, built only when it is asked for.
+    sub.add_parser("nightly", add_help=False, help="run tonight's nightly now: build, gate, free systems, "
+                                                    "report, gated publication (docs/scheduling.md)")
+    args, rest = parser.parse_known_args(argv)
     if args.command == "nightly":
-        return nightly.main(args)
+        from chpit_assets import nightly
+        from chpit_assets.instance import default_dagster_home
+
+        nightly_parser = argparse.ArgumentParser(prog=f"{parser.prog} nightly")
+        nightly.add_arguments(nightly_parser)
+        nightly_args = nightly_parser.parse_args(rest)
+        default_dagster_home()
+        return nightly.main(nightly_args)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
-    unknown = sorted(set(langs) - set(LANGS))
-    if unknown:
-        parser.error(f"unknown language(s) {unknown}; known: {list(LANGS)}")
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    problem = check_run_args(args, langs, systems)
+    if problem:
+        return _fail(problem)
+    from chpit_assets.instance import default_dagster_home
+    from chpit_assets.runs.client import url_secrets
+
+    default_dagster_home()
+
+    base_url = {"base_url": args.base_url}
+    if url_secrets(args.base_url):
+        # The run config is stored in the Dagster run storage: the credential travels by variable name.
+        os.environ[BASE_URL_ENV] = args.base_url
+        base_url = {"base_url": "", "base_url_env": BASE_URL_ENV}
     model_config = {
-        "slug": args.model_slug, "base_url": args.base_url, "model": args.model, "api_key_env": args.api_key_env,
+        "slug": args.model_slug, **base_url, "model": args.model, "api_key_env": args.api_key_env,
         "max_tokens": args.max_tokens, "retry_max_tokens": 2 * args.max_tokens, "workers": args.workers,
-        "confirm": args.confirm_spend,
+        "confirm": args.confirm_spend, "timeout_s": args.timeout,
+        "price_input_per_mtok": args.price_in, "price_output_per_mtok": args.price_out,
+        "reasoning_effort": "" if args.reasoning_effort == "none" else args.reasoning_effort,
     }
+    runs_config = {"sample_per_lang": args.sample_per_lang, "limit": args.limit, "retry_errors": args.retry_errors,
+                   "new_run": args.new_run}
     fedlex_config = {
         "mode": args.source, "sparql_url": args.sparql_url,
         "sr_numbers": [n.strip() for n in args.sr_numbers.split(",") if n.strip()],
     }
-    return run(langs, [s.strip() for s in args.systems.split(",") if s.strip()], model_config, fedlex_config)
+    return run(langs, systems, model_config, fedlex_config, runs_config)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -25,38 +25,77 @@ from .errors import (
     MissingApiKeyError,
     ModelCallError,
     SpendNotConfirmedError,
+    UnpricedModelError,
 )
 
 CONFIRM_ENV = "CHPIT_CONFIRM_SPEND"
 """Setting this to `1` is the explicit confirmation the cost gate asks for (same as `confirm=True`)."""
+PUBLISHED_CONFIRM_ENV = "CHPIT_CONFIRM"
+"""The published runs' name for the same confirmation (PROTOCOL §7); either variable set to `1` confirms."""
 
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+# PROTOCOL §4: retried when the HTTP status or an error code in the body is one of these.
+RETRY_CODES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+BACKOFF_S = (1, 2, 4, 8, 16)  # PROTOCOL §4: five retries, then the call raises
+MAX_TOKENS_LADDER = (8192, 16384)  # PROTOCOL §4: one re-ask at the larger budget
+REDACTED = "REDACTED"
+
+
+def redact_url(url: str) -> str:
+    """The URL with its secrets replaced (issue 15 item 5): user info and every query value.
+
+    Routers accept a key as `https://user:key@host/...` or `...?key=...`; either must never reach a
+    receipt, a log line or Dagster metadata."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
+    query = urlencode([(k, REDACTED) for k, _ in parse_qsl(parts.query, keep_blank_values=True)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret substrings of `url` (password, user, query values), longest first, for scrubbing text."""
+    parts = urlsplit(url)
+    found = [parts.password, parts.username, *(v for _, v in parse_qsl(parts.query))]
+    found += [quote(s, safe="") for s in list(found) if s]
+    return sorted({s for s in found if s}, key=len, reverse=True)
 
 
 @dataclass(frozen=True)
 class EndpointConfig:
-    """Where and how to ask a model. Prices are USD per million tokens and only feed the estimate."""
+    """Where and how to ask a model. Prices are USD per million tokens (PROTOCOL §7)."""
 
     base_url: str
     model: str
     api_key_env: str | None = None
     temperature: float = 0.0
-    max_tokens: int = 8192
-    retry_max_tokens: int = 16384  # one retry at this budget when the reply was cut off (finish_reason "length")
+    max_tokens: int = MAX_TOKENS_LADDER[0]
+    retry_max_tokens: int = MAX_TOKENS_LADDER[1]  # one re-ask at this budget (PROTOCOL §4)
     timeout_s: float = 120.0
-    max_retries: int = 3
-    backoff_s: float = 1.0
-    price_input_per_mtok: float = 0.0
-    price_output_per_mtok: float = 0.0
-    extra_body: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"reasoning": {"effort": "minimal"}}
+    backoff_s: tuple[float, ...] = BACKOFF_S
+    reasoning_effort: str | None = "minimal"  # PROTOCOL §4 `reasoning: {effort}`; None sends no `reasoning`
+    price_input_per_mtok: float | None = None  # None = unpriced (refused for a paid endpoint, §7)
+    price_output_per_mtok: float | None = None
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    server: Mapping[str, Any] = field(default_factory=dict)  # what serves a local model (weights sha256, version)
 
     @property
     def host(self) -> str:
-        return urlparse(self.base_url).hostname or ""
+        return urlsplit(self.base_url).hostname or ""
+
+    @property
+    def public_url(self) -> str:
+        """`base_url` as it may be written anywhere."""
+        return redact_url(self.base_url)
+
+    @property
+    def model_short(self) -> str:
+        """The published runs' slug: the model name after its last `/` (PROTOCOL §7)."""
+        return self.model.rsplit("/", 1)[-1]
 
     @property
     def is_local(self) -> bool:
-        """A loopback endpoint costs nothing, so the cost gate lets it through without confirmation."""
+        """A loopback endpoint costs nothing: no price needed, no confirmation asked."""
         host = self.host
         if host == "localhost":
             return True
@@ -65,32 +104,49 @@ class EndpointConfig:
         except ValueError:
             return False
 
+    @property
+    def priced(self) -> bool:
+        return self.price_input_per_mtok is not None and self.price_output_per_mtok is not None
+
+    def usd(self, input_tokens: int, output_tokens: int) -> float:
+        """Tokens x price (PROTOCOL §7); an unpriced endpoint (a free local one) costs 0."""
+        return (input_tokens / 1e6 * (self.price_input_per_mtok or 0.0)
+                + output_tokens / 1e6 * (self.price_output_per_mtok or 0.0))
+
     def api_key(self) -> str | None:
         if not self.api_key_env:
             return None
         key = os.environ.get(self.api_key_env, "").strip()
         if not key:
             raise MissingApiKeyError(
-                f"endpoint {self.base_url} (model {self.model}) needs an API key in ${self.api_key_env}, which is unset or empty"
+                f"endpoint {self.public_url} (model {self.model}) needs an API key in ${self.api_key_env}, which is unset or empty"
             )
         return key
 
+    def scrub(self, text: str) -> str:
+        """`text` with the URL's secrets and the API key replaced, for error messages."""
+        secrets = url_secrets(self.base_url)
+        key = os.environ.get(self.api_key_env or "", "").strip() if self.api_key_env else ""
+        for secret in sorted({*secrets, *([key] if key else [])}, key=len, reverse=True):
+            text = text.replace(secret, REDACTED)
+        return text
+
     def settings(self) -> dict:
-        """The settings a result receipt records (never the key)."""
+        """What a result receipt records and a resumed run must match (never a key or a credential)."""
         return {
-            "base_url": self.base_url,
+            "base_url": self.public_url,
             "model": self.model,
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "retry_max_tokens": self.retry_max_tokens,
-            "max_retries": self.max_retries,
+            "max_tokens_ladder": [self.max_tokens, self.retry_max_tokens],
+            "reasoning_effort": self.reasoning_effort,
             **({"extra_body": dict(self.extra_body)} if self.extra_body else {}),
+            **({"server": dict(self.server)} if self.server else {}),
         }
 
 
 @dataclass(frozen=True)
 class ChatReply:
-    """One completed chat call, after retries."""
+    """One completed chat call, after retries (and the §4 re-ask at the larger budget)."""
 
     content: str | None
     tool_calls: list[dict]
@@ -103,6 +159,9 @@ class ChatReply:
     latency_s: float
     attempts: int
     max_tokens: int
+    message: dict = field(default_factory=dict)  # the assistant message verbatim (PROTOCOL §5 appends it)
+    requests: int = 1  # completions paid for (2 after the §4 re-ask)
+    retries: int = 0  # failed attempts retried before them (§4 backoff)
 
     def record(self) -> dict:
         return {
@@ -126,6 +185,20 @@ def _reported_cost(body: dict, usage: dict) -> float | None:
     return None
 
 
+def _body_error_code(body: Any) -> int | None:
+    """The numeric code of an `{"error": {"code": ...}}` body (OpenRouter answers some failures with 200)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    try:
+        return int(code)
+    except (TypeError, ValueError):
+        return None
+
+
+def _blank(reply: ChatReply) -> bool:
+    return not reply.tool_calls and not (reply.content or "").strip()
+
+
 class ChatClient:
     def __init__(
         self,
@@ -137,8 +210,11 @@ class ChatClient:
         self.config = config
         key = config.api_key()  # MissingApiKeyError here, before any request
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        # httpx would glue a base URL's query onto every path, so query keys travel as params.
+        parts = urlsplit(config.base_url)
         self._http = httpx.Client(
-            base_url=config.base_url.rstrip("/") + "/",
+            base_url=urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", "")),
+            params=parse_qsl(parts.query, keep_blank_values=True),
             headers=headers,
             timeout=config.timeout_s,
             transport=transport,
@@ -154,85 +230,93 @@ class ChatClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _error(self, problem: str) -> ModelCallError:
+        return ModelCallError(self.config.scrub(f"{self.config.public_url} model {self.config.model}: {problem}"))
+
     def check(self) -> None:
         """Pre-flight: the endpoint answers and accepts the key. Raises EndpointUnreachableError.
 
         Uses GET models, which costs nothing; a 404 still proves something is listening there."""
+        url = self.config.public_url
         try:
             resp = self._http.get("models", timeout=min(self.config.timeout_s, 10.0))
         except httpx.HTTPError as exc:
-            raise EndpointUnreachableError(f"endpoint {self.config.base_url} is unreachable: {exc!r}") from exc
+            raise EndpointUnreachableError(self.config.scrub(f"endpoint {url} is unreachable: {exc!r}")) from None
         if resp.status_code in (401, 403):
             raise EndpointUnreachableError(
-                f"endpoint {self.config.base_url} rejected the API key from ${self.config.api_key_env} (HTTP {resp.status_code})"
+                f"endpoint {url} rejected the API key from ${self.config.api_key_env} (HTTP {resp.status_code})"
             )
 
     def chat(self, messages: list[dict], *, tools: list[dict] | None = None, tool_choice: str | None = None) -> ChatReply:
-        """One completion at temperature 0; retried once with the larger budget when cut off (R3)."""
+        """One completion; re-asked once at the larger budget when cut off (`length`) or blank without
+        tool calls, and the second reply accepted whatever it is (PROTOCOL §4)."""
         reply = self._complete(messages, tools, tool_choice, self.config.max_tokens)
-        if reply.finish_reason == "length" and self.config.retry_max_tokens > self.config.max_tokens:
+        if (reply.finish_reason == "length" or _blank(reply)) and self.config.retry_max_tokens > self.config.max_tokens:
             retry = self._complete(messages, tools, tool_choice, self.config.retry_max_tokens)
             # Both calls were paid for, so tokens, cost and latency add up.
-            reply = ChatReply(
-                content=retry.content,
-                tool_calls=retry.tool_calls,
-                finish_reason=retry.finish_reason,
-                model=retry.model,
-                provider=retry.provider,
+            reply = replace(
+                retry,
                 prompt_tokens=_add(reply.prompt_tokens, retry.prompt_tokens),
                 completion_tokens=_add(reply.completion_tokens, retry.completion_tokens),
                 cost=_add(reply.cost, retry.cost),
                 latency_s=reply.latency_s + retry.latency_s,
                 attempts=reply.attempts + retry.attempts,
-                max_tokens=retry.max_tokens,
+                requests=reply.requests + retry.requests,
+                retries=reply.retries + retry.retries,
             )
         return reply
 
-    def _complete(self, messages, tools, tool_choice, max_tokens: int) -> ChatReply:
-        payload: dict[str, Any] = {
+    def payload(self, messages, tools, tool_choice, max_tokens: int) -> dict[str, Any]:
+        """The request body of PROTOCOL §4: `tools`/`tool_choice` only when set."""
+        body: dict[str, Any] = {
             **dict(self.config.extra_body),
             "model": self.config.model,
             "messages": messages,
-            "temperature": self.config.temperature,
             "max_tokens": max_tokens,
+            "temperature": self.config.temperature,
+            "usage": {"include": True},
         }
         if tools:
-            payload["tools"] = tools
+            body["tools"] = tools
         if tool_choice:
-            payload["tool_choice"] = tool_choice
+            body["tool_choice"] = tool_choice
+        if self.config.reasoning_effort:
+            body["reasoning"] = {"effort": self.config.reasoning_effort}
+        return body
+
+    def _complete(self, messages, tools, tool_choice, max_tokens: int) -> ChatReply:
+        payload = self.payload(messages, tools, tool_choice, max_tokens)
         started = time.monotonic()
-        last_problem = ""
-        for attempt in range(1, self.config.max_retries + 2):
+        delays = list(self.config.backoff_s)
+        for attempt in range(1, len(delays) + 2):
             try:
                 resp = self._http.post("chat/completions", json=payload)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
-                last_problem = f"{type(exc).__name__}: {exc}"
-                retry_after = None
+                problem = f"{type(exc).__name__}: {exc}"
             else:
-                if resp.status_code == 200:
-                    return self._parse(resp, attempt, time.monotonic() - started, max_tokens)
-                last_problem = f"HTTP {resp.status_code}: {resp.text[:300]}"
-                if resp.status_code not in _RETRY_STATUS:
-                    raise ModelCallError(f"{self.config.base_url} model {self.config.model}: {last_problem}")
-                retry_after = _retry_after(resp)
-            if attempt <= self.config.max_retries:
-                delay = self.config.backoff_s * 2 ** (attempt - 1)
-                self._sleep(min(60.0, retry_after if retry_after is not None else delay))
-        raise ModelCallError(
-            f"{self.config.base_url} model {self.config.model}: gave up after {self.config.max_retries + 1} attempts, last: {last_problem}"
-        )
+                try:
+                    body = resp.json()
+                except ValueError:
+                    body = None
+                code = _body_error_code(body)
+                if resp.status_code == 200 and code is None:
+                    return self._parse(resp, body, attempt, time.monotonic() - started, max_tokens)
+                problem = f"HTTP {resp.status_code}" + (f" (error code {code})" if code else "") + f": {resp.text[:300]}"
+                if resp.status_code not in RETRY_CODES and code not in RETRY_CODES:
+                    raise self._error(problem)
+            if attempt > len(delays):
+                break
+            self._sleep(delays[attempt - 1])
+        raise self._error(f"gave up after {len(delays) + 1} attempts, last: {problem}")
 
-    def _parse(self, resp: httpx.Response, attempts: int, latency: float, max_tokens: int) -> ChatReply:
+    def _parse(self, resp: httpx.Response, body: Any, attempts: int, latency: float, max_tokens: int) -> ChatReply:
         try:
-            body = resp.json()
             choice = body["choices"][0]
             message = choice["message"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ModelCallError(
-                f"{self.config.base_url} model {self.config.model}: malformed reply ({exc!r}): {resp.text[:300]}"
-            ) from exc
+        except (KeyError, IndexError, TypeError) as exc:
+            raise self._error(f"malformed reply ({exc!r}): {resp.text[:300]}") from None
         if not isinstance(message, dict):
-            raise ModelCallError(f"{self.config.base_url}: malformed reply, message is {type(message).__name__}")
+            raise self._error(f"malformed reply, message is {type(message).__name__}")
         usage = body.get("usage") or {}
         provider = body.get("provider")
         return ChatReply(
@@ -247,7 +331,23 @@ class ChatClient:
             latency_s=latency,
             attempts=attempts,
             max_tokens=max_tokens,
+            message=message,
+            retries=attempts - 1,
         )
+
+    def supports_tool_calls(self) -> bool:
+        """Issue 14 item 5: does the endpoint answer a trivial tool request with a tool call?
+        (llama.cpp without a tool-aware chat template silently drops `tools`.) Free on a local server."""
+        probe = [{"type": "function", "function": {
+            "name": "get_time", "description": "Current time in a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+        messages = [{"role": "user", "content": "What time is it in Bern? Use the get_time tool."}]
+        body = {**self.payload(messages, probe, "required", 64), "max_tokens": 64}
+        try:
+            resp = self._http.post("chat/completions", json=body)
+            return resp.status_code == 200 and bool(resp.json()["choices"][0]["message"].get("tool_calls"))
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return False
 
 
 def _add(a, b):
@@ -256,39 +356,40 @@ def _add(a, b):
     return (a or 0) + (b or 0)
 
 
-def _retry_after(resp: httpx.Response) -> float | None:
-    try:
-        return max(0.0, float(resp.headers.get("retry-after", "")))
-    except ValueError:
-        return None
-
-
 def estimate_cost(config: EndpointConfig, n_items: int, input_tokens: int, output_tokens: int) -> dict:
-    """The estimate the cost gate prints: token totals are over all items, prices from the config."""
-    usd = input_tokens / 1e6 * config.price_input_per_mtok + output_tokens / 1e6 * config.price_output_per_mtok
+    """PROTOCOL §7/§8 `estimate[<slug>]`: token totals over all items, priced by the config.
+
+    An unpriced paid endpoint is refused here, before any call; a loopback one is free."""
+    if not config.priced and not config.is_local:
+        raise UnpricedModelError(
+            f"no price for model '{config.model_short}' at {config.public_url}: pass --price-in and --price-out "
+            f"(USD per 1M tokens) or set price_input_per_mtok/price_output_per_mtok in the run config"
+        )
     return {
-        "endpoint": config.base_url,
-        "model": config.model,
         "items": n_items,
-        "est_input_tokens": input_tokens,
-        "est_output_tokens": output_tokens,
-        "price_input_per_mtok": config.price_input_per_mtok,
-        "price_output_per_mtok": config.price_output_per_mtok,
-        "est_cost_usd": round(usd, 4),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "usd": config.usd(input_tokens, output_tokens),
     }
 
 
+def spend_confirmed(confirm: bool = False) -> bool:
+    return confirm or "1" in (os.environ.get(CONFIRM_ENV), os.environ.get(PUBLISHED_CONFIRM_ENV))
+
+
 def cost_gate(config: EndpointConfig, estimate: dict, *, confirm: bool = False, echo: Callable[[str], None] | None = None) -> bool:
-    """R3: before a run against a non-loopback endpoint, print the estimate and refuse without confirmation.
+    """R3, PROTOCOL §7: before a run against a non-loopback endpoint, print the estimate and refuse
+    without confirmation (`confirm`, CHPIT_CONFIRM_SPEND=1 or the published CHPIT_CONFIRM=1).
 
     Returns True when the run may spend money (confirmed), False for a free local endpoint."""
     if config.is_local:
         return False
-    (echo or (lambda s: print(s, file=sys.stderr)))("CH-PiT cost estimate: " + json.dumps(estimate, sort_keys=True))
-    if confirm or os.environ.get(CONFIRM_ENV) == "1":
+    shown = {"endpoint": config.public_url, "model": config.model, **estimate, "usd": round(estimate["usd"], 4)}
+    (echo or (lambda s: print(s, file=sys.stderr)))("CH-PiT cost estimate: " + json.dumps(shown, sort_keys=True))
+    if spend_confirmed(confirm):
         return True
     raise SpendNotConfirmedError(
-        f"refusing to run {estimate['items']} items against {config.base_url} (est. ${estimate['est_cost_usd']}) "
-        f"without confirmation: pass confirm=True (--confirm) or set {CONFIRM_ENV}=1",
+        f"refusing to run {estimate['items']} items against {config.public_url} (est. ${shown['usd']}) "
+        f"without confirmation: pass --confirm-spend or set {CONFIRM_ENV}=1 (or {PUBLISHED_CONFIRM_ENV}=1)",
         estimate,
     )

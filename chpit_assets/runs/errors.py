@@ -29,3 +29,16 @@ class SpendNotConfirmedError(RunError):
 
 class ModelCallError(RunError):
     """One chat call failed after its retries, or the reply was malformed. Recorded on the item's line."""
+
+
+class UnpricedModelError(RunError):
+    """A paid endpoint without a price: its spend could not be estimated, so nothing is asked (PROTOCOL §7)."""
+
+
+class ToolCallsUnsupportedError(RunError):
+    """An agentic run against an endpoint that returns no tool call for a trivial tool (issue 14 item 5)."""
+
+
+class RunLogError(RunError):
+    """A run log that cannot be trusted: an unparseable interior line, or settings that differ from
+    this run's (PROTOCOL §7, issue 14 item 4). Names the file, and the line or the settings."""

@@ -14,13 +14,15 @@ address as one JSON line on stdout (it binds port 0 itself, so there is no race 
 and exits when its stdin closes: on `stop()`, and also when the parent dies without stopping it,
 so no orphaned server keeps the cores busy.
 
-It cannot make tool calls; the agentic system is tested against a scripted endpoint instead.
+It makes no tool calls (its chat template drops `tools`): `prepare_system` probes for that and refuses
+an agentic run on it; the agentic system is tested against a scripted endpoint instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -74,6 +76,14 @@ class ServeOptions:
         args = ["--host", self.host, "--port", str(self.port), "--ctx-size", str(self.ctx_size),
                 "--threads", str(self.threads), "--parallel", str(self.parallel)]
         return args + (["--model-path", str(self.model_path)] if self.model_path else [])
+
+
+def server_version() -> str:
+    """The llama.cpp build serving the model, as receipts record it (`xllamacpp <version>`)."""
+    try:
+        return f"xllamacpp {importlib.metadata.version('xllamacpp')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "xllamacpp (not installed)"
 
 
 def model_name(path: Path) -> str:

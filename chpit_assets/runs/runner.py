@@ -1,35 +1,41 @@
-"""Runs: one system over a set of items, resumable, one scored line per item (R3).
+"""Runs: one system over a set of items, resumable, one scored line per item (R3, PROTOCOL §7).
 
-The run log `data/results/{system}/{lang}.jsonl` is append-only and flushed per
-line. On restart every id that already has a line is skipped, so an interrupted
-run never re-asks an answered item; `retry_errors=True` re-asks the ids whose
-latest line is an error (the newer line wins, nothing is rewritten). The log is
-written by the main thread only, so parallel workers never interleave lines.
+The run log `data/results/{system}/{lang}.jsonl` is append-only; each line is written by the
+worker that produced it, under a lock, flushed and fsynced before that worker starts its next
+call, so a kill loses at most the calls in flight. On restart a torn last line is repaired or cut,
+ids with an error-free line are done, errored ids are asked again (by default) and the newer line
+is appended; the winner per id is its last error-free line, else its last errored one. A log whose
+settings (endpoint, model, prompts, budgets) differ from this run's is refused unless `new_run`.
 
 `scored_view` turns a log into the deterministic per-item view the report reads:
-latest line per id, in item order, re-scored with the installed scorer.
+winner per id, in item order, re-scored with the installed scorer.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from chpit_scorer import score
 
 from ..files import write_atomic
-from .errors import RunError
+from .errors import RunError, RunLogError
 from .receipts import receipt, utc_now
 from .systems import Answer, System
 
-VERDICT_FIELDS = ("label", "gold_coverage", "distractor_coverage", "distractor_all_coverage", "shared_coverage")
+VERDICT_FIELDS = ("label", "gold_coverage", "distractor_coverage", "shared_coverage", "distractor_all_coverage")
 # Item fields the report needs next to each verdict (R4), copied into the scored view.
 ITEM_FIELDS = ("id", "lang", "act_id", "sr_number", "article_number", "e_id", "as_of", "kind", "gold_is_current", "recite_label")
+# The published mode extras (PROTOCOL §4, §5), carried into the scored view when a line has them.
+VIEW_EXTRAS = ("context_empty", "tool_result", "n_tool_calls", "as_of_any", "as_of_passed", "sr_article_correct")
 
 
 def results_path(results_dir: Path | str, system_key: str, lang: str) -> Path:
@@ -49,31 +55,62 @@ def read_jsonl(path: Path | str) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def _repair_torn_tail(path: Path) -> None:
-    """A run killed mid-write leaves a partial last line: cut it, that item was not answered."""
+def repair_torn_tail(path: Path) -> None:
+    """PROTOCOL §7: a last line without its newline gets one if it parses, else it is cut (a run
+    killed mid-write; that item was not answered)."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with open(path, "rb+") as fh:
         data = fh.read()
         if data.endswith(b"\n"):
             return
-        fh.truncate(data.rfind(b"\n") + 1)
+        start = data.rfind(b"\n") + 1
+        try:
+            json.loads(data[start:])
+        except ValueError:
+            fh.truncate(start)
+        else:
+            fh.write(b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def read_log(path: Path | str) -> list[dict]:
+    """Every line of a run log in file order. Blank lines are skipped; an unparseable LAST line is
+    dropped with a warning (a torn write); an unparseable interior line is a RunLogError naming
+    the file and line, never skipped: the log is damaged and answers could be lost (PROTOCOL §7)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = [(n, raw) for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if raw.strip()]
+    lines = []
+    for i, (n, raw) in enumerate(rows):
+        try:
+            record = json.loads(raw)
+            if not isinstance(record, dict) or "id" not in record:
+                raise ValueError("not a result object with an id")
+        except ValueError as exc:
+            if i == len(rows) - 1:
+                warnings.warn(f"{path}:{n}: dropping an unparseable last line ({exc})", stacklevel=2)
+                break
+            raise RunLogError(f"{path}:{n}: unparseable line in the run log ({exc}); repair or move the file") from None
+        lines.append(record)
+    return lines
+
+
+def winners(lines: Iterable[dict]) -> dict[str, dict]:
+    """PROTOCOL §7: per id its last error-free line, else its last errored line."""
+    best: dict[str, dict] = {}
+    for line in lines:
+        held = best.get(line["id"])
+        if held is None or not line.get("error") or held.get("error"):
+            best[line["id"]] = line
+    return best
 
 
 def load_log(path: Path | str) -> dict[str, dict]:
-    """Latest line per item id of a run log (later lines supersede earlier ones)."""
-    path = Path(path)
-    if not path.exists():
-        return {}
-    latest: dict[str, dict] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # only a torn last line can fail; _repair_torn_tail removes it before appending
-            latest[record["id"]] = record
-    return latest
+    """The winning line per item id of a run log."""
+    return winners(read_log(path))
 
 
 def verdict_of(answer: str | None, item: dict) -> dict:
@@ -86,13 +123,13 @@ class RunSummary:
     system: str
     path: Path
     items: int
-    skipped: int = 0
+    skipped: int = 0  # already answered before this run
     asked: int = 0
-    errors: int = 0
+    errors: int = 0  # lines written with an error by this run
     labels: Counter = field(default_factory=Counter)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
     seconds: float = 0.0
 
     def metadata(self) -> dict:
@@ -102,51 +139,105 @@ class RunSummary:
             "asked": self.asked,
             "errors": self.errors,
             **{f"label_{k}": v for k, v in sorted(self.labels.items())},
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost": self.cost,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 6),
             "seconds": round(self.seconds, 3),
         }
+
+
+def published_system(system: System) -> str:
+    """The published runs' `system` (PROTOCOL §7): `{model_short}/{mode}`, `recite/recite`; ours
+    stays in `system_key` and names the folder (ARCHITECTURE "Outputs")."""
+    if system.config is None:
+        return f"{system.mode}/{system.mode}"
+    return f"{system.config.model_short}/{system.mode}"
 
 
 def _timed_answer(system: System, item: dict) -> tuple[Answer, str, str, float]:
     started, t0 = utc_now(), time.monotonic()
     try:
         answer = system.answer(item)
-    except Exception as exc:  # recorded on the item's line and counted as an error; the run goes on
-        answer = Answer(text=None, error=f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # PROTOCOL §4: answer "", scored, the error recorded; the run goes on
+        answer = Answer(text="", error=f"{type(exc).__name__}: {exc}")
     return answer, started, utc_now(), time.monotonic() - t0
 
 
-def result_line(system: System, item: dict, answer: Answer, started: str, finished: str, latency: float) -> dict:
+def price_per_mtok(system: System) -> dict | None:
+    """`{in, out}` USD per 1M tokens of a model system (PROTOCOL §7 price table), None when unpriced."""
+    config = system.config
+    if config is None or not config.priced:
+        return None
+    return {"in": config.price_input_per_mtok, "out": config.price_output_per_mtok}
+
+
+def line_cost(system: System, input_tokens: int, output_tokens: int, reported: float | None) -> float:
+    """PROTOCOL §7: the endpoint's reported cost, else (none or 0 reported) tokens x price."""
+    if reported:
+        return reported
+    return system.config.usd(input_tokens, output_tokens) if system.config is not None else 0.0
+
+
+def result_line(system: System, item: dict, answer: Answer, started: str, finished: str, latency: float,
+                workers: int = 1) -> dict:
+    """One line, published keys first in published order (PROTOCOL §7), then ours."""
     calls = [r.record() for r in answer.replies]
     final = answer.replies[-1] if answer.replies else None
-    costs = [c["cost"] for c in calls if c["cost"] is not None]
+    reported = [c["cost"] for c in calls if c["cost"] is not None]
+    input_tokens = sum(c["prompt_tokens"] or 0 for c in calls)
+    output_tokens = sum(c["completion_tokens"] or 0 for c in calls)
+    cost_reported = sum(reported) if reported else None
+    settings = system.settings()
     return {
         "id": item["id"],
+        "system": published_system(system),
+        "model": system.config.model if system.config is not None else None,
+        "mode": system.mode,
         "lang": item["lang"],
-        "system": system.key,
-        "answer": answer.text,
-        "error": answer.error,
-        "verdict": verdict_of(answer.text, item),
-        "model": final.model if final else None,
+        "answer": answer.text or "",
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost_usd": line_cost(system, input_tokens, output_tokens, cost_reported),
+        "served_model": final.model if final else None,
         "provider": final.provider if final else None,
-        "prompt_tokens": sum(c["prompt_tokens"] or 0 for c in calls),
-        "completion_tokens": sum(c["completion_tokens"] or 0 for c in calls),
-        "cost": sum(costs) if costs else None,
         "latency_s": round(latency, 4),
-        "calls": calls,
-        "tool_calls": answer.tool_calls,
+        "retries": sum(r.retries for r in answer.replies),
+        "calls": sum(r.requests for r in answer.replies),
+        "max_tokens_used": max((r.max_tokens for r in answer.replies), default=None),
+        "verdict": verdict_of(answer.text, item),
+        **({"tool_calls": answer.tool_calls} if system.mode == "agentic" else {}),
+        **answer.extras,
+        "error": answer.error,
+        "system_key": system.key,
+        "cost_reported_usd": cost_reported,
+        "call_log": calls,
         "lookup": answer.lookup,
-        "receipt": receipt(
-            item,
-            contexts=answer.contexts,
-            prompt=answer.prompt,
-            settings=system.settings(),
-            started_at=started,
-            finished_at=finished,
-        ),
+        "receipt": {
+            **receipt(item, contexts=answer.contexts, prompt=answer.prompt, settings=settings,
+                      started_at=started, finished_at=finished),
+            "workers": workers,
+            "price_per_mtok": price_per_mtok(system),
+        },
     }
+
+
+def check_resumable(path: Path, lines: list[dict], settings: dict, *, new_run: bool) -> None:
+    """Issue 14 item 4: answers from another endpoint, model or setting must not be mixed into this
+    run. With `new_run` the old log is moved aside (`{lang}.jsonl.superseded-N`), never deleted."""
+    old = next((line["receipt"]["settings"] for line in reversed(lines) if "receipt" in line), None)
+    if old is None or old == settings:
+        return
+    if not new_run:
+        differ = sorted(k for k in old.keys() | settings.keys() if old.get(k) != settings.get(k))
+        raise RunLogError(
+            f"{path}: its answers were made with other settings ({', '.join(differ)} differ: "
+            + "; ".join(f"{k} was {old.get(k)!r}, now {settings.get(k)!r}" for k in differ[:3])
+            + "); pass --new-run (run config new_run: true) to start over, or use another results folder"
+        )
+    n = 1
+    while path.with_name(f"{path.name}.superseded-{n}").exists():
+        n += 1
+    path.rename(path.with_name(f"{path.name}.superseded-{n}"))
 
 
 def run_items(
@@ -155,36 +246,82 @@ def run_items(
     path: Path | str,
     *,
     workers: int = 1,
-    retry_errors: bool = False,
+    retry_errors: bool = True,
+    new_run: bool = False,
     on_line: Callable[[dict], None] | None = None,
 ) -> RunSummary:
-    """Answer every item not yet answered in `path`, appending one scored line per item."""
+    """Answer every item not yet answered in `path`, appending one scored line per item.
+
+    Ctrl-C (or any exception in the caller's thread) stops the run: no new call starts, lines of
+    the calls in flight are still written, and the exception propagates (PROTOCOL §7)."""
     path = Path(path)
     items = list(items)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _repair_torn_tail(path)
-    done = {i for i, line in load_log(path).items() if not (retry_errors and line.get("error"))}
+    repair_torn_tail(path)
+    lines = read_log(path)
+    check_resumable(path, lines, system.settings(), new_run=new_run)
+    if not path.exists():
+        lines = []
+    done = {i for i, line in winners(lines).items() if not (retry_errors and line.get("error"))}
     pending = [item for item in items if item["id"] not in done]
     summary = RunSummary(system=system.key, path=path, items=len(items), skipped=len(items) - len(pending))
+    stop, lock = threading.Event(), threading.Lock()  # stop: no new call starts
     t0 = time.monotonic()
+
+    def work(log, item: dict) -> None:
+        try:
+            line = result_line(system, item, *_timed_answer(system, item), workers=workers)
+            with lock:
+                log.write(json.dumps(line, ensure_ascii=False) + "\n")
+                log.flush()
+                os.fsync(log.fileno())  # durable before this worker asks its next item
+                summary.asked += 1
+                summary.errors += line["error"] is not None
+                summary.labels[line["verdict"]["label"]] += 1
+                summary.input_tokens += line["input_tokens"]
+                summary.output_tokens += line["output_tokens"]
+                summary.cost_usd += line["cost_usd"]
+                if on_line:
+                    on_line(line)
+        except BaseException:
+            stop.set()  # the log cannot be written: start nothing more
+            raise
+        finally:
+            slots.release()
+
+    # Items are handed out one free worker at a time, so an interrupt (which Python raises in this
+    # thread, while it waits for a slot) leaves nothing queued that could still start.
+    slots = threading.Semaphore(max(1, workers))
     with open(path, "a", encoding="utf-8") as log, ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(_timed_answer, system, item): item for item in pending}
-        for future in as_completed(futures):
-            item = futures[future]
-            line = result_line(system, item, *future.result())
-            log.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
-            log.flush()  # per line: a kill loses at most the lines still in flight
-            summary.asked += 1
-            summary.errors += line["error"] is not None
-            summary.labels[line["verdict"]["label"]] += 1
-            summary.prompt_tokens += line["prompt_tokens"]
-            summary.completion_tokens += line["completion_tokens"]
-            if line["cost"] is not None:
-                summary.cost = (summary.cost or 0.0) + line["cost"]
-            if on_line:
-                on_line(line)
+        futures = []
+        try:
+            for item in pending:
+                slots.acquire()
+                if stop.is_set():
+                    break
+                futures.append(pool.submit(work, log, item))
+            wait(futures)
+        except BaseException:
+            stop.set()
+            raise
+        for future in futures:
+            future.result()  # a failure to write the log is the run's failure
     summary.seconds = time.monotonic() - t0
     return summary
+
+
+def log_status(items: Iterable[dict], log: dict[str, dict]) -> dict:
+    """What a run log says about `items` (issue 14 item 4): answered, errored, not yet asked, and the
+    commonest error text among the winning lines."""
+    ids = [item["id"] for item in items]
+    errors = Counter(log[i]["error"] for i in ids if i in log and log[i].get("error"))
+    return {
+        "items": len(ids),
+        "answered": sum(1 for i in ids if i in log and not log[i].get("error")),
+        "errored": sum(errors.values()),
+        "not_asked": sum(1 for i in ids if i not in log),
+        "commonest_error": errors.most_common(1)[0][0] if errors else None,
+    }
 
 
 def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) -> tuple[list[dict], list[str]]:
@@ -206,10 +343,12 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
                 "error": record["error"],
                 "verdict": verdict_of(record["answer"], item),
                 "model": record.get("model"),
+                "served_model": record.get("served_model"),
                 "provider": record.get("provider"),
-                "cost": record.get("cost"),
+                "cost": record.get("cost_usd"),
                 "tool_calls": record.get("tool_calls") or [],
                 "lookup": record.get("lookup"),
+                **{k: record[k] for k in VIEW_EXTRAS if k in record},
             }
         )
     return lines, missing
@@ -217,6 +356,17 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
 
 def write_jsonl_atomic(path: Path | str, lines: Iterable[dict]) -> None:
     write_atomic(path, "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines).encode("utf-8"))
+
+
+def estimate_run(system: System, items: list[dict]) -> dict:
+    """PROTOCOL §7 estimate of one model over `items` (`{items, input_tokens, output_tokens, usd}`);
+    raises UnpricedModelError for an unpriced paid endpoint."""
+    from .client import estimate_cost
+
+    estimates = [system.estimate_tokens(item) for item in items]
+    if system.config is None:
+        return {"items": len(items), "input_tokens": 0, "output_tokens": 0, "usd": 0.0}
+    return estimate_cost(system.config, len(items), sum(e[0] for e in estimates), sum(e[1] for e in estimates))
 
 
 def prepare_system(
@@ -228,10 +378,12 @@ def prepare_system(
     confirm: bool = False,
     echo: Callable[[str], None] | None = None,
 ) -> System:
-    """Everything that can fail before money is spent, in that order (R3, issue 5 "Bad input"):
-    unknown key -> missing API key -> unreachable endpoint -> cost gate. Returns a ready system;
+    """Everything that can fail before money is spent, in that order (R3, PROTOCOL §7, issue 14):
+    unknown key -> missing API key -> no price for a paid endpoint -> unreachable endpoint -> an
+    agentic run on a local endpoint that makes no tool calls -> cost gate. Returns a ready system;
     the caller closes its client (`system.client.close()`) when it has one."""
-    from .client import ChatClient, cost_gate, estimate_cost
+    from .client import ChatClient, cost_gate
+    from .errors import ToolCallsUnsupportedError
     from .systems import build_system, parse_system_key
 
     parsed = parse_system_key(key)
@@ -244,11 +396,15 @@ def prepare_system(
     client = clients.get(parsed.slug)
     if client is not None:
         try:
+            estimate = estimate_run(system, items)
             client.check()
-            estimates = [system.estimate_tokens(item) for item in items]
-            estimate = estimate_cost(
-                client.config, len(items), sum(e[0] for e in estimates), sum(e[1] for e in estimates)
-            )
+            # Probed on loopback only, where a request is free; a paid router's models are known to call tools.
+            if parsed.mode == "agentic" and client.config.is_local and not client.supports_tool_calls():
+                raise ToolCallsUnsupportedError(
+                    f"{key}: the endpoint {client.config.public_url} (model {client.config.model}) returned no tool "
+                    f"call for a trivial tool, so an agentic run would measure nothing; serve the model with a "
+                    f"tool-aware chat template (llama.cpp --jinja) or choose another model"
+                )
             cost_gate(client.config, estimate, confirm=confirm, echo=echo)
         except BaseException:
             client.close()

@@ -9,16 +9,18 @@ compare with the card's.
 from __future__ import annotations
 
 import json
+import math
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .client import ChatClient, ChatReply
-from .errors import ModelCallError, UnknownSystemError
+from .errors import UnknownSystemError
 
 LOOKUP_MODES = ("oracle", "recite")
 MODEL_MODES = ("closed", "current", "pit", "agentic")
-MAX_TOOL_ROUNDS = 4  # R1: up to four tool rounds, then a forced answer
+MAX_TOOL_ROUNDS = 4  # R1, PROTOCOL §5: rounds 0-3 may call tools, round 4 must answer
 
 # The card's closed-book system prompt, verbatim ("Baselines", closed).
 CLOSED_SYSTEM_PROMPT = (
@@ -31,15 +33,17 @@ CONTEXT_SYSTEM_PROMPT = (
     "on a given date. A retrieved article text is provided between <context> tags. Answer with the "
     "verbatim article text from the context, in the language of the question, nothing else."
 )
-# Card, agentic: says the tools default to today's edition and the question names a date, and
-# deliberately does NOT tell the model to pass as_of -- deciding that is what is measured.
+# PROTOCOL §4, agentic, verbatim: says the tools default to today's edition and deliberately does NOT
+# tell the model to pass as_of -- deciding that is what is measured.
 AGENTIC_SYSTEM_PROMPT = (
-    "You are a Swiss legal database with tools over the consolidated Swiss federal law (Fedlex). "
-    "The tools return today's edition unless told otherwise; the user's question names a date. "
-    "Answer with the verbatim text of the requested article as in force on the given date, "
-    "in the language of the question, nothing else."
+    "You are a Swiss legal research assistant with tools over Fedlex, the federal law collection. "
+    "The user asks for the verbatim text of an article as in force on a specific date. Use the tools to "
+    "retrieve the article, then answer with the verbatim article text in the language of the question, "
+    "nothing else. Note that a tool returns the edition in force today unless told otherwise."
 )
-FORCED_ANSWER_PROMPT = "No more tool calls are available. Answer now with the verbatim article text."
+TOOL_RESULT_MAX_CHARS = 12000  # PROTOCOL §5: a tool result longer than this is cut and marked
+TRUNCATED_MARK = "…[truncated]"
+ESTIMATE_TOOL_ROUNDS = 3  # PROTOCOL §7: the agentic estimate assumes R = 3 tool rounds
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
@@ -75,6 +79,7 @@ class Answer:
     replies: list[ChatReply] = field(default_factory=list)
     tool_calls: list[dict] = field(default_factory=list)
     lookup: dict | None = None  # which act/edition a lookup used, as the tools report it
+    extras: dict = field(default_factory=dict)  # the mode's published line extras (PROTOCOL §4, §5)
 
 
 class System:
@@ -82,6 +87,7 @@ class System:
 
     key: str
     mode: str
+    config = None  # the EndpointConfig of a model system
 
     def answer(self, item: dict) -> Answer:
         raise NotImplementedError
@@ -90,8 +96,35 @@ class System:
         return {"system": self.key, "mode": self.mode}
 
     def estimate_tokens(self, item: dict) -> tuple[int, int]:
-        """(input, output) tokens for the cost estimate: about 3.5 characters per token for these languages."""
+        return estimate_tokens(self.mode, item)
+
+
+def tokens(text: str) -> int:
+    """PROTOCOL §7: tokens = ceil(chars / 4)."""
+    return math.ceil(len(text) / 4)
+
+
+def estimate_tokens(mode: str, item: dict) -> tuple[int, int]:
+    """(input, output) tokens of one item for the PROTOCOL §7 estimate; a lookup costs nothing.
+
+    closed: sys + question; current/pit: sys + question + gold, + 40; out: gold + 50. agentic:
+    S = the tool specs' JSON, C = gold + 400 characters, R = 3 rounds: in = sum over r = 0..R of
+    (sys + question) + S + r * C; out = gold + 50 + 60 R."""
+    if mode in LOOKUP_MODES:
         return 0, 0
+    gold, question = item["gold"]["text"], item["question"]
+    out = tokens(gold) + 50
+    if mode == "closed":
+        return tokens(CLOSED_SYSTEM_PROMPT + question), out
+    if mode in ("current", "pit"):
+        return tokens(CONTEXT_SYSTEM_PROMPT + question + gold) + 40, out
+    from chpit_assets.pit import TOOL_SPECS
+
+    spec = tokens(json.dumps(TOOL_SPECS, ensure_ascii=False))
+    per_round = math.ceil((len(gold) + 400) / 4)
+    base = tokens(AGENTIC_SYSTEM_PROMPT + question) + spec
+    rounds = ESTIMATE_TOOL_ROUNDS
+    return sum(base + r * per_round for r in range(rounds + 1)), out + 60 * rounds
 
 
 def _lookup_fields(result) -> dict:
@@ -106,10 +139,6 @@ def _lookup_fields(result) -> dict:
     }
 
 
-def _tokens(chars: int) -> int:
-    return int(chars / 3.5) + 1
-
-
 class OracleSystem(System):
     """R1/R2: the database lookup by act_id and as_of, resolved the way the tool resolves; must score 1.000."""
 
@@ -120,7 +149,9 @@ class OracleSystem(System):
 
     def answer(self, item: dict) -> Answer:
         # By e_id, exactly: the oracle proves builder and scorer agree, so it must not guess an article.
-        result = self.tools.resolve_by_act(item["act_id"], item["lang"], item["as_of"], e_id=item["e_id"])
+        # An edition may repeat an e_id; the item's occurrence (when it carries one) names which.
+        result = self.tools.resolve_by_act(item["act_id"], item["lang"], item["as_of"], e_id=item["e_id"],
+                                           occurrence=item.get("occurrence"))
         return Answer(text=result.text, contexts=[result.text], lookup=_lookup_fields(result))
 
 
@@ -142,15 +173,22 @@ class _ModelSystem(System):
     def __init__(self, key: SystemKey, client: ChatClient):
         self.key, self.mode, self.slug = key.key, key.mode, key.slug
         self.client = client
+        self.config = client.config
 
     def settings(self) -> dict:
         return {**super().settings(), "model_slug": self.slug, **self.client.config.settings()}
 
-    def _ask(self, messages: list[dict], contexts: list[str], lookup: dict | None = None) -> Answer:
-        reply = self.client.chat(messages)
-        if not isinstance(reply.content, str):
-            raise ModelCallError(f"{self.key}: reply has no text content (finish_reason {reply.finish_reason!r})")
-        return Answer(text=reply.content, contexts=contexts, prompt=messages, replies=[reply], lookup=lookup)
+    def _ask(self, messages: list[dict], contexts: list[str], lookup: dict | None = None, **extras) -> Answer:
+        answer = Answer(text="", contexts=contexts, prompt=messages, lookup=lookup, extras=extras)
+        try:
+            reply = self.client.chat(messages)
+        except Exception as exc:  # PROTOCOL §4: answer "", the error on the line; what was looked up stays
+            answer.error = f"{type(exc).__name__}: {exc}"
+            return answer
+        # After the ladder the reply is accepted as it is; a blank one scores as "".
+        answer.replies.append(reply)
+        answer.text = reply.content or ""
+        return answer
 
 
 class ClosedSystem(_ModelSystem):
@@ -163,34 +201,46 @@ class ClosedSystem(_ModelSystem):
         ]
         return self._ask(messages, [])
 
-    def estimate_tokens(self, item: dict) -> tuple[int, int]:
-        return _tokens(len(CLOSED_SYSTEM_PROMPT) + len(item["question"])), _tokens(len(item["gold"]["text"]))
 
 
 class ContextSystem(_ModelSystem):
-    """R1/R1b: `current` hands the model today's edition, `pit` the edition valid on as_of, both via the tool."""
+    """R1/R1b, PROTOCOL §4: `current` hands the model the edition `ch_get_act_article` returns without a
+    date (today's), `pit` the one it returns for the item's as_of. A miss is not an error: the model is
+    still asked, with an empty context, and the line says `context_empty: true`."""
 
-    def __init__(self, key: SystemKey, client: ChatClient, tools):
+    def __init__(self, key: SystemKey, client: ChatClient, tools, call_tool):
         super().__init__(key, client)
-        self.tools = tools
+        self.tools, self.call_tool = tools, call_tool
 
     def answer(self, item: dict) -> Answer:
-        as_of = item["as_of"] if self.mode == "pit" else None
-        result = self.tools.ch_get_act_article(item["sr_number"], item["article_number"], item["lang"], as_of=as_of)
-        text = result.text
+        arguments = {"sr_number": item["sr_number"], "article": item["article_number"], "lang": item["lang"]}
+        if self.mode == "pit":
+            arguments["as_of"] = item["as_of"]
+        result = self.call_tool(self.tools, "ch_get_act_article", arguments)
+        article = result.get("article") if "error" not in result else None
+        text = (article or {}).get("text") or ""
+        version = result.get("version") or {}
+        tool_result = {"error": result.get("error"), "as_of": result.get("as_of", arguments.get("as_of"))}
+        tool_result.update({k: version[k] for k in ("version_id", "date_applicability") if k in version})
+        lookup = None if not text else {
+            "version_id": version.get("version_id"), "e_id": article.get("e_id"), "as_of": result.get("as_of")}
         messages = [
             {"role": "system", "content": CONTEXT_SYSTEM_PROMPT},
             {"role": "user", "content": f"{item['question']}\n\n<context>\n{text}\n</context>"},
         ]
-        return self._ask(messages, [text], _lookup_fields(result))
+        extras = {"tool_result": tool_result, **({"context_empty": True} if not text else {})}
+        return self._ask(messages, [text], lookup, **extras)
 
-    def estimate_tokens(self, item: dict) -> tuple[int, int]:
-        chars = len(CONTEXT_SYSTEM_PROMPT) + len(item["question"]) + len(item["gold"]["text"]) + 30
-        return _tokens(chars), _tokens(len(item["gold"]["text"]))
+
+def _truncated(content: str) -> str:
+    if len(content) <= TOOL_RESULT_MAX_CHARS:
+        return content
+    return content[:TOOL_RESULT_MAX_CHARS] + TRUNCATED_MARK
 
 
 class AgenticSystem(_ModelSystem):
-    """R1/R2: the model calls the point-in-time tools itself; four tool rounds, then a forced answer."""
+    """R1/R2, PROTOCOL §5: the model calls the point-in-time tools itself. Rounds 0-3 offer the tools;
+    round 4 offers none (`tool_choice: "none"`), and a tool call there leaves the answer empty."""
 
     def __init__(self, key: SystemKey, client: ChatClient, tools, tool_specs: list[dict], call_tool):
         super().__init__(key, client)
@@ -208,56 +258,71 @@ class AgenticSystem(_ModelSystem):
             {"role": "system", "content": AGENTIC_SYSTEM_PROMPT},
             {"role": "user", "content": item["question"]},
         ]
-        answer = Answer(text=None, prompt=[dict(m) for m in messages])
-        for round_no in range(1, MAX_TOOL_ROUNDS + 2):
-            forced = round_no > MAX_TOOL_ROUNDS
-            if forced:
-                messages.append({"role": "user", "content": FORCED_ANSWER_PROMPT})
-                reply = self.client.chat(messages)  # no tools offered: the model must answer
+        answer = Answer(text="", prompt=[dict(m) for m in messages])
+        try:
+            self._loop(messages, answer)
+        except Exception as exc:  # PROTOCOL §4: answer "", the error on the line; the calls made so far stay
+            answer.text, answer.error = "", f"{type(exc).__name__}: {exc}"
+        answer.extras = self._extras(item, answer.tool_calls)
+        return answer
+
+    def _loop(self, messages: list[dict], answer: Answer) -> None:
+        """Rounds 0-3 offer the tools; round 4 offers none and must answer."""
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
+            last = round_no == MAX_TOOL_ROUNDS
+            if last:
+                reply = self.client.chat(messages, tool_choice="none")
             else:
-                reply = self.client.chat(messages, tools=self.tool_specs, tool_choice="auto")
+                reply = self.client.chat(messages, tools=self.tool_specs)
             answer.replies.append(reply)
-            if forced or not reply.tool_calls:
-                if not isinstance(reply.content, str):
-                    raise ModelCallError(f"{self.key}: final reply has no text content (round {round_no})")
-                answer.text = reply.content
-                return answer
-            messages.append({"role": "assistant", "content": reply.content, "tool_calls": reply.tool_calls})
+            if not reply.tool_calls:
+                answer.text = reply.content or ""
+                return
+            if last:
+                return  # tool calls with no tools left: the answer stays ""
+            messages.append(reply.message)
             for call in reply.tool_calls:
                 messages.append(self._run_tool(call, round_no, answer))
-        raise AssertionError("unreachable: the forced round always returns")
 
     def _run_tool(self, call: dict, round_no: int, answer: Answer) -> dict:
-        """Execute one tool call, log its arguments (R3), and return the tool message for the model.
+        """Execute one tool call, log it (PROTOCOL §5), return the tool message for the model.
 
-        A call the tools cannot answer (bad arguments, unknown article, no edition on the date) comes
-        back as `{"error": ...}` for the model to read and retry; a store failure raises and errors the item."""
+        A miss comes back as the tool's `{"error": ...}`; a call that raises (bad arguments, unknown
+        tool) as `{"error": "{Type}: {msg}"}`: either way the model reads it and may try again."""
         function = call.get("function") or {}
         name, raw = function.get("name"), function.get("arguments")
         try:
             arguments = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError:
-            arguments = None
-        parsed = isinstance(arguments, dict)
-        result = self.call_tool(self.tools, name, raw)
-        answer.tool_calls.append(
-            {
-                "round": round_no,
-                "name": name,
-                "arguments": arguments if parsed else None,
-                "raw_arguments": None if parsed else raw,
-                "error": result.get("error"),
-            }
-        )
-        content = json.dumps(result, ensure_ascii=False, sort_keys=True)
+            arguments = raw
+        t0 = time.monotonic()
+        try:
+            result = self.call_tool(self.tools, name, arguments)
+        except Exception as exc:  # the model's mistake, handed back to the model
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        entry = {"round": round_no, "name": name, "arguments": arguments, "ok": "error" not in result}
+        if not entry["ok"]:
+            entry["error"] = result["error"]
+        entry["latency_s"] = round(time.monotonic() - t0, 4)
+        answer.tool_calls.append(entry)
+        content = _truncated(json.dumps(result, ensure_ascii=False))
         answer.contexts.append(content)
         return {"role": "tool", "tool_call_id": call.get("id", ""), "content": content}
 
-    def estimate_tokens(self, item: dict) -> tuple[int, int]:
-        # Typically three calls whose history carries the article text (and today's) twice.
-        text = len(item["gold"]["text"])
-        per_call = len(AGENTIC_SYSTEM_PROMPT) + len(item["question"]) + 3000
-        return _tokens(3 * per_call + 4 * text), _tokens(text + 400)
+    @staticmethod
+    def _extras(item: dict, calls: list[dict]) -> dict:
+        """PROTOCOL §5 line extras, over the `ch_get_act_article` calls: any with an `as_of`, any with
+        the item's as_of, any naming the item's act and article (string equality)."""
+        article_args = [c["arguments"] for c in calls
+                        if c["name"] == "ch_get_act_article" and isinstance(c["arguments"], dict)]
+        return {
+            "n_tool_calls": len(calls),
+            "as_of_any": any("as_of" in a for a in article_args),
+            "as_of_passed": any(str(a.get("as_of")) == item["as_of"] for a in article_args if "as_of" in a),
+            "sr_article_correct": any(
+                str(a.get("sr_number")) == str(item["sr_number"]) and str(a.get("article")) == str(item["article_number"])
+                for a in article_args),
+        }
 
 
 def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | None = None) -> System:
@@ -274,8 +339,8 @@ def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | No
         )
     if parsed.mode == "closed":
         return ClosedSystem(parsed, client)
-    if parsed.mode in ("current", "pit"):
-        return ContextSystem(parsed, client, tools)
-    from chpit_assets.pit.tools import TOOL_SPECS, call_tool
+    from chpit_assets.pit import TOOL_SPECS, call_tool
 
+    if parsed.mode in ("current", "pit"):
+        return ContextSystem(parsed, client, tools, call_tool)
     return AgenticSystem(parsed, client, tools, TOOL_SPECS, call_tool)

@@ -11,9 +11,11 @@ import pytest
 
 from chpit_assets.defs.runs.pipeline import run_benchmark
 from chpit_assets.runs.errors import UnknownSystemError
+from chpit_assets.runs.sample import subsample
+from chpit_assets.runs.systems import estimate_tokens
 from tests.dagster_defs import defs_for
 
-from .conftest import TODAY
+from .conftest import TODAY, completion
 
 
 def _copy(sample, tmp_path):
@@ -36,7 +38,11 @@ def test_oracle_and_recite_through_dagster_to_the_report(sample, tmp_path):
     n = len(sample.items["de"])
     oracle = [json.loads(l) for l in (data / "results" / "oracle" / "de.scored.jsonl").read_text().splitlines()]
     assert len(oracle) == n and {l["verdict"]["label"] for l in oracle} == {"grounded_correct"}
-    assert (data / "results" / "oracle" / "fr.scored.jsonl").read_text() == ""  # no French changes: passes vacuously
+    french = [json.loads(l) for l in (data / "results" / "oracle" / "fr.scored.jsonl").read_text().splitlines()]
+    assert len(french) == len(sample.items["fr"]) and all(l["verdict"]["label"] == "grounded_correct" for l in french)
+    assert (data / "results" / "oracle" / "it.scored.jsonl").read_text() == ""  # no Italian changes: passes vacuously
+    run_report = json.loads((data / "report" / "run-report-recite.json").read_text())
+    assert run_report["actual"]["recite"]["items"] == n and run_report["actual"]["recite"]["usd"] == 0.0
     report = json.loads((data / "report" / "report.json").read_text())
     recite = next(h for h in report["headline"] if h["system"] == "recite")
     assert recite["n"] == n and recite["recite_easy_correct_pct"] == 100.0 and recite["date_sensitive_correct_pct"] == 0.0
@@ -80,3 +86,56 @@ def test_the_oracle_gate_asks_again_instead_of_resuming_old_answers(sample, tmp_
         assert run_benchmark(defs_for(data), instance, ("oracle",), ("de",), RUN_CONFIG, echo=lines.append)
     assert "stale" not in stale.read_text()
     assert "oracle_gate: passed" in lines[0]
+
+
+def _model_config(server, **extra) -> dict:
+    return {"ops": {"results": {"config": {"today": TODAY.isoformat(), **extra.pop("runs", {})}}},
+            "resources": {"model": {"config": {"slug": "scripted", "base_url": server.base_url,
+                                               "model": "vendor/model-a", **extra}}}}
+
+
+def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_path, scripted):
+    """PROTOCOL §6 (sample_per_lang), §8 (run-report-{mode}.json), issue 14 (limit, honest metadata)."""
+    data = _copy(sample, tmp_path)
+    fail = {"on": True}
+
+    def respond(body):
+        if fail["on"] and len(server.hits) == 2:
+            return 400, {"error": "refused"}
+        return 200, completion("1 Text.", cost=0.001, prompt_tokens=100, completion_tokens=10)
+
+    server = scripted(respond)
+    with dg.instance_for_test() as instance:
+        defs = defs_for(data)
+        assert run_benchmark(defs, instance, ("scripted/closed",), ("de",),
+                             _model_config(server, runs={"sample_per_lang": 4}, price_input_per_mtok=1.0,
+                                           price_output_per_mtok=2.0), echo=lambda s: None)
+        event = instance.get_latest_materialization_event(dg.AssetKey("results"))
+        meta = event.asset_materialization.metadata
+        assert (meta["log_answered"].value, meta["log_errored"].value) == (3, 1)
+        assert "HTTP 400" in meta["commonest_error"].value
+    asked = [json.loads(l) for l in (data / "results/scripted/closed/de.jsonl").read_text().splitlines()]
+    expected = subsample(sample.items["de"], 4)
+    assert sorted(l["id"] for l in asked) == [i["id"] for i in expected] and len(server.hits) == 4
+    report = json.loads((data / "report" / "run-report-closed.json").read_text())
+    assert list(report) == ["mode", "estimate", "actual", "actual_total_usd", "sample_size", "started", "finished",
+                            "settings"]
+    est = sum(estimate_tokens("closed", i)[0] for i in expected), sum(estimate_tokens("closed", i)[1] for i in expected)
+    assert report["estimate"]["model-a"] == {"items": 4, "input_tokens": est[0], "output_tokens": est[1],
+                                             "usd": est[0] / 1e6 * 1.0 + est[1] / 1e6 * 2.0}
+    assert report["actual"]["model-a"] == {"items": 4, "answered": 3, "errors": 1, "input_tokens": 300,
+                                           "output_tokens": 30, "usd": pytest.approx(0.003),
+                                           "usd_reported": pytest.approx(0.003),
+                                           "usd_from_tokens": pytest.approx(3 * (100e-6 + 20e-6))}
+    assert report["started"].endswith("+00:00") and report["started"] <= report["finished"]
+    assert report["settings"] == {"reasoning_effort": "minimal", "workers": 1, "split": "core", "sample_per_lang": 4,
+                                  "seed": 20260825, "temperature": 0.0, "max_tokens_ladder": [8192, 16384]}
+    # A plain re-run asks only the errored item again (PROTOCOL §7) and the report follows.
+    fail["on"] = False
+    with dg.instance_for_test() as instance:
+        assert run_benchmark(defs_for(data), instance, ("scripted/closed",), ("de",),
+                             _model_config(server, runs={"sample_per_lang": 4}, price_input_per_mtok=1.0,
+                                           price_output_per_mtok=2.0), echo=lambda s: None)
+    assert len(server.hits) == 5
+    report = json.loads((data / "report" / "run-report-closed.json").read_text())
+    assert (report["actual"]["model-a"]["answered"], report["actual"]["model-a"]["errors"]) == (4, 0)

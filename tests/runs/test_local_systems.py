@@ -10,7 +10,8 @@ import pytest
 
 from chpit_assets.runs.client import ChatClient, EndpointConfig
 from chpit_assets.runs.receipts import sha256_json
-from chpit_assets.runs.runner import load_log, run_items
+from chpit_assets.runs.errors import ToolCallsUnsupportedError
+from chpit_assets.runs.runner import load_log, prepare_system, run_items
 from chpit_assets.runs.systems import (
     CLOSED_SYSTEM_PROMPT,
     CONTEXT_SYSTEM_PROMPT,
@@ -41,7 +42,7 @@ def test_model_modes_run_for_real(mode, context_side, sample, tools, client, loc
     assert summary.errors == 0 and line["error"] is None, line["error"]
     assert isinstance(line["answer"], str) and line["verdict"]["label"] in LABELS
     assert line["model"] == local_model.model and line["provider"] == "127.0.0.1"
-    assert line["completion_tokens"] > 0 and line["calls"][0]["max_tokens"] == 16
+    assert line["output_tokens"] > 0 and line["call_log"][0]["max_tokens"] == 16
     receipt = line["receipt"]
     if context_side is None:
         expected = [{"role": "system", "content": CLOSED_SYSTEM_PROMPT}, {"role": "user", "content": item["question"]}]
@@ -61,3 +62,12 @@ def test_two_workers_answer_every_item_once(sample, tools, client, tmp_path):
     summary = run_items(system, items, tmp_path / "c.jsonl", workers=2)
     assert summary.asked == 3 and summary.errors == 0
     assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 3
+
+
+def test_an_agentic_run_on_the_local_model_is_refused_by_the_tool_call_probe(sample, tools, local_model):
+    """Issue 14 item 5: llama.cpp's SmolLM2 template drops `tools`, so the probe finds no tool call
+    and the run is refused before any item is asked, saying why."""
+    config = EndpointConfig(f"{local_model.base_url}/v1", local_model.model, max_tokens=16, retry_max_tokens=16)
+    with pytest.raises(ToolCallsUnsupportedError, match="returned no tool call for a trivial tool"):
+        prepare_system("smollm2-135m/agentic", sample.items["de"][:1], tools=tools,
+                       endpoints={"smollm2-135m": config})

@@ -1,8 +1,11 @@
-"""Runs (R3): resumable after a kill, errors recorded per item while the run goes on, retry of errors."""
+"""Runs (R3, PROTOCOL §7): resumable after a kill, errors recorded per item while the run goes on,
+errored items re-asked, the winner rule, torn and damaged logs, the published line, settings on resume."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -13,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from chpit_assets.runs.client import ChatClient, EndpointConfig
-from chpit_assets.runs.errors import RunError
-from chpit_assets.runs.runner import load_log, results_path, run_items, scored_view
+from chpit_assets.runs.errors import RunError, RunLogError
+from chpit_assets.runs.runner import load_log, results_path, run_items, scored_view, winners
 from chpit_assets.runs.systems import CLOSED_SYSTEM_PROMPT, build_system
 
 from .conftest import completion
@@ -33,8 +36,8 @@ def _question_id(body: dict) -> str:
     return body["messages"][-1]["content"].split(":", 1)[0]
 
 
-def _closed(server, **config):
-    client = ChatClient(EndpointConfig(server.base_url, "scripted", max_retries=0, **config))
+def _closed(server, model: str = "scripted", **config):
+    client = ChatClient(EndpointConfig(server.base_url, model, backoff_s=(), **config))
     return build_system("scripted/closed", clients={"scripted": client})
 
 
@@ -51,7 +54,7 @@ def test_closed_sends_the_cards_prompt_and_records_the_receipt(sample, tmp_path,
     line = load_log(tmp_path / "c.jsonl")[item["id"]]
     assert server.hits[0]["messages"] == [{"role": "system", "content": CLOSED_SYSTEM_PROMPT},
                                           {"role": "user", "content": item["question"]}]
-    assert line["model"] == "answered-by" and line["provider"] == "127.0.0.1"
+    assert line["served_model"] == "answered-by" and line["model"] == "scripted" and line["provider"] == "127.0.0.1"
     assert line["receipt"]["settings"]["temperature"] == 0 and line["receipt"]["context_sha256"] == []
     assert line["receipt"]["prompt_sha256"] and line["receipt"]["started_at"] <= line["receipt"]["finished_at"]
 
@@ -76,7 +79,8 @@ def test_malformed_reply_and_timeout_are_errors_and_the_run_goes_on(sample, tmp_
     assert log[items[0]["id"]]["answer"] == "answer to Q0" and log[items[3]["id"]]["error"] is None
 
 
-def test_a_rerun_skips_answered_ids_and_retry_errors_reasks_only_the_errors(sample, tmp_path, scripted):
+def test_a_rerun_skips_answered_ids_and_asks_the_errored_ones_again(sample, tmp_path, scripted):
+    """PROTOCOL §7: done = ids with an error-free line; errored ids are re-asked by default, appended."""
     items = _items(sample, 3)
     fail = {"Q1"}
 
@@ -88,13 +92,26 @@ def test_a_rerun_skips_answered_ids_and_retry_errors_reasks_only_the_errors(samp
     path = tmp_path / "c.jsonl"
     first = run_items(_closed(server), items, path)
     assert (first.asked, first.errors) == (3, 1)
-    assert run_items(_closed(server), items, path).asked == 0  # errors are kept unless asked to retry
+    assert run_items(_closed(server), items, path, retry_errors=False).asked == 0  # opting out keeps errors
+    assert run_items(_closed(server), items, path).asked == 1  # still failing: asked, errored again
     fail.clear()
-    retried = run_items(_closed(server), items, path, retry_errors=True)
+    retried = run_items(_closed(server), items, path)
     assert (retried.asked, retried.skipped, retried.errors) == (1, 2, 0)
-    assert [_question_id(h) for h in server.hits] == ["Q0", "Q1", "Q2", "Q1"]
-    assert len(path.read_text().splitlines()) == 4  # append-only: the newer line supersedes
+    assert [_question_id(h) for h in server.hits] == ["Q0", "Q1", "Q2", "Q1", "Q1"]
+    assert len(path.read_text().splitlines()) == 5  # append-only: the newer line supersedes
     assert load_log(path)[items[1]["id"]]["answer"] == "answer to Q1"
+    assert run_items(_closed(server), items, path).asked == 0
+
+
+def _line(i: str, error: str | None, answer: str) -> dict:
+    return {"id": i, "error": error, "answer": answer}
+
+
+def test_the_winner_is_the_last_error_free_line_else_the_last_errored():
+    lines = [_line("a", None, "first"), _line("a", "E: x", ""), _line("b", "E: 1", ""), _line("b", "E: 2", ""),
+             _line("c", "E: x", ""), _line("c", None, "ok"), _line("c", None, "ok again")]
+    won = winners(lines)
+    assert won["a"]["answer"] == "first" and won["b"]["error"] == "E: 2" and won["c"]["answer"] == "ok again"
 
 
 def test_a_torn_last_line_is_cut_and_that_item_asked_again(sample, tmp_path, scripted):
@@ -110,6 +127,94 @@ def test_a_torn_last_line_is_cut_and_that_item_asked_again(sample, tmp_path, scr
     assert load_log(path)[torn_id]["error"] is None
 
 
+def test_a_whole_last_line_missing_only_its_newline_is_kept(sample, tmp_path, scripted):
+    items = _items(sample, 2)
+    server = scripted(lambda body: (200, completion(f"answer to {_question_id(body)}")))
+    path = tmp_path / "c.jsonl"
+    run_items(_closed(server), items, path)
+    path.write_text(path.read_text().rstrip("\n"))
+    assert run_items(_closed(server), items, path).asked == 0
+    assert path.read_text().endswith("}\n") and len(path.read_text().splitlines()) == 2
+
+
+def test_an_unparseable_interior_line_is_an_error_naming_file_and_line(sample, tmp_path, scripted):
+    items = _items(sample, 3)
+    server = scripted(lambda body: (200, completion("x")))
+    path = tmp_path / "c.jsonl"
+    run_items(_closed(server), items, path)
+    rows = path.read_text().splitlines(keepends=True)
+    path.write_text(rows[0] + "{garbage\n" + "".join(rows[1:]))
+    with pytest.raises(RunLogError, match=f"{path}:2: unparseable"):
+        run_items(_closed(server), items, path)
+    with pytest.raises(RunLogError):
+        load_log(path)
+    assert len(server.hits) == 3  # nothing asked after the damage was found
+
+
+def test_an_unparseable_last_line_is_dropped_with_a_warning(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(_line("a", None, "ok")) + "\n\n{half\n")
+    with pytest.warns(UserWarning, match=":3: dropping an unparseable last line"):
+        assert list(load_log(path)) == ["a"]
+
+
+def test_a_line_carries_the_published_keys_in_order(sample, tmp_path, scripted):
+    """PROTOCOL §7 line keys first, in order; ours (system_key, call_log, lookup, receipt) after."""
+    server = scripted(lambda body: (200, completion("1 Text.", model="served/x", cost=0.002)))
+    item = _items(sample, 1)[0]
+    run_items(_closed(server, model="vendor/model-a"), [item], tmp_path / "c.jsonl")
+    line = json.loads((tmp_path / "c.jsonl").read_text())
+    assert list(line)[:17] == ["id", "system", "model", "mode", "lang", "answer", "input_tokens", "output_tokens",
+                               "cost_usd", "served_model", "provider", "latency_s", "retries", "calls",
+                               "max_tokens_used", "verdict", "error"]
+    assert list(line["verdict"]) == ["label", "gold_coverage", "distractor_coverage", "shared_coverage",
+                                     "distractor_all_coverage"]
+    assert (line["system"], line["system_key"], line["model"], line["mode"]) == (
+        "model-a/closed", "scripted/closed", "vendor/model-a", "closed")
+    assert (line["calls"], line["retries"], line["max_tokens_used"], line["cost_usd"]) == (1, 0, 8192, 0.002)
+
+
+def test_line_cost_falls_back_to_tokens_times_price_when_none_or_zero_is_reported(sample, tmp_path, scripted):
+    costs = iter([None, 0.0])
+    server = scripted(lambda body: (200, completion("x", cost=next(costs), prompt_tokens=1000, completion_tokens=200)))
+    items = _items(sample, 2)
+    run_items(_closed(server, price_input_per_mtok=2.0, price_output_per_mtok=10.0), items, tmp_path / "c.jsonl")
+    for line in load_log(tmp_path / "c.jsonl").values():
+        assert line["cost_usd"] == pytest.approx(1000 / 1e6 * 2.0 + 200 / 1e6 * 10.0)
+        assert line["receipt"]["price_per_mtok"] == {"in": 2.0, "out": 10.0}
+
+
+def test_a_resumed_run_with_other_settings_is_refused_unless_new_run(sample, tmp_path, scripted):
+    """Issue 14 item 4: answers from another model are not mixed in; --new-run keeps the old log aside."""
+    items = _items(sample, 2)
+    server = scripted(lambda body: (200, completion("x")))
+    path = tmp_path / "c.jsonl"
+    run_items(_closed(server, model="model-a"), items[:1], path)
+    with pytest.raises(RunLogError, match="model was 'model-a', now 'model-b'.*--new-run"):
+        run_items(_closed(server, model="model-b"), items, path)
+    assert len(server.hits) == 1
+    fresh = run_items(_closed(server, model="model-b"), items, path, new_run=True)
+    assert fresh.asked == 2 and (tmp_path / "c.jsonl.superseded-1").read_text().count("\n") == 1
+    assert {l["model"] for l in load_log(path).values()} == {"model-b"}
+    assert run_items(_closed(server, model="model-b"), items, path).asked == 0  # same settings resume
+
+
+def test_an_interrupt_starts_no_new_call_and_keeps_the_written_lines(sample, tmp_path, scripted):
+    """PROTOCOL §7: Ctrl-C aborts the run, the lines written stay, no later item is asked. A real
+    SIGINT is sent to this process once the first line is written, as a terminal's Ctrl-C would."""
+    items = _items(sample, 5)
+    server = scripted(lambda body: (200, completion(f"answer to {_question_id(body)}")))
+    path = tmp_path / "c.jsonl"
+
+    def interrupt(line):
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_items(_closed(server), items, path, workers=1, on_line=interrupt)
+    assert [_question_id(h) for h in server.hits] == ["Q0"]
+    assert list(load_log(path)) == [items[0]["id"]]
+
+
 RUN_SCRIPT = textwrap.dedent("""
     import json, sys
     from chpit_assets.runs.client import ChatClient, EndpointConfig
@@ -117,13 +222,17 @@ RUN_SCRIPT = textwrap.dedent("""
     from chpit_assets.runs.systems import build_system
     base_url, items_path, out = sys.argv[1:4]
     items = [json.loads(l) for l in open(items_path, encoding="utf-8")]
-    client = ChatClient(EndpointConfig(base_url, "scripted", max_retries=0, timeout_s=60))
+    client = ChatClient(EndpointConfig(base_url, "scripted", backoff_s=(), timeout_s=60))
     run_items(build_system("scripted/closed", clients={"scripted": client}), items, out, workers=1)
 """)
 
 
 def test_resume_after_a_killed_run_never_reasks_an_answered_item(sample, tmp_path, scripted):
-    """Kill a run in a subprocess while its 4th request is in flight, restart, count server hits."""
+    """Kill a run in a subprocess while its 4th request is in flight, restart, count server hits.
+
+    Once flaky because the worker thread asked item 4 while the main thread was still writing
+    item 3's line; now each worker fsyncs its line before it starts its next call, so when the 4th
+    request arrives the first three lines are on disk, whatever the machine's load."""
     items = _items(sample, 6)
     items_path = tmp_path / "items.jsonl"
     items_path.write_text("".join(json.dumps(i) + "\n" for i in items))

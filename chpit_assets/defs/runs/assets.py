@@ -8,25 +8,33 @@ Systems are a dynamic partition axis (`systems`); register keys with
 """
 
 
+import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import date
+from pathlib import Path
 
 import dagster as dg
 
-from chpit_assets.bench.items import core_path
+from chpit_assets.bench.items import SEED, core_path
+from chpit_assets.files import write_atomic
 from chpit_assets.pit.tools import PitTools
 from chpit_assets.runs.client import EndpointConfig
+from chpit_assets.runs.run_report import ModelRun, run_report
 from chpit_assets.runs.runner import (
     load_log,
+    log_status,
     prepare_system,
     read_jsonl,
+    read_log,
     results_path,
     run_items,
     scored_path,
     scored_view,
     write_jsonl_atomic,
 )
+from chpit_assets.runs.sample import select_items
 from chpit_assets.runs.systems import build_system, parse_system_key
 
 from ..metadata import data_version
@@ -52,20 +60,38 @@ class ModelEndpoint(dg.ConfigurableResource):
     """The model behind `<slug>/<mode>` systems. Empty `base_url` = the local SmolLM2 server, started per run.
 
     For a hosted router: base_url, model (the pinned slug), api_key_env (the variable NAME, never the key),
-    prices for the estimate, and confirm=True (or CHPIT_CONFIRM_SPEND=1) after reading the estimate (R3)."""
+    prices (USD per 1M tokens; a paid endpoint without them is refused, PROTOCOL §7), and confirm=True (or
+    CHPIT_CONFIRM_SPEND=1 / CHPIT_CONFIRM=1) after reading the estimate (R3). A base URL carrying a
+    credential (user info, a query key) is passed by the NAME of a variable holding it, `base_url_env`,
+    so the run storage never holds the credential (issue 15 item 5)."""
 
     slug: str = "smollm2-135m"
     base_url: str = ""
+    base_url_env: str = ""
     model: str = ""
     api_key_env: str = ""
-    workers: int = 2
+    workers: int = 1  # measured: 2 local workers are slower than 1 on 2 cores (docs/perf/runs.md)
     confirm: bool = False
-    price_input_per_mtok: float = 0.0
-    price_output_per_mtok: float = 0.0
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
     timeout_s: float = 300.0
+    reasoning_effort: str = "minimal"  # PROTOCOL §4; empty = send no `reasoning`
     # R3's published settings; a small local model may ramble to the limit, so local runs often lower it.
     max_tokens: int = 8192
     retry_max_tokens: int = 16384
+
+    def resolved_base_url(self) -> str:
+        if self.base_url_env:
+            url = os.environ.get(self.base_url_env, "").strip()
+            if not url:
+                raise dg.Failure(f"model endpoint: ${self.base_url_env} (base_url_env) is unset or empty")
+            return url
+        return self.base_url
+
+    def settings(self) -> dict:
+        """The run report's settings (PROTOCOL §8)."""
+        return {"reasoning_effort": self.reasoning_effort or None, "workers": self.workers, "temperature": 0.0,
+                "max_tokens_ladder": [self.max_tokens, self.retry_max_tokens]}
 
     @contextmanager
     def endpoints(self, slug: str | None) -> Iterator[dict[str, EndpointConfig]]:
@@ -75,24 +101,58 @@ class ModelEndpoint(dg.ConfigurableResource):
             return
         settings = dict(api_key_env=self.api_key_env or None, timeout_s=self.timeout_s,
                         max_tokens=self.max_tokens, retry_max_tokens=self.retry_max_tokens,
+                        reasoning_effort=self.reasoning_effort or None,
                         price_input_per_mtok=self.price_input_per_mtok, price_output_per_mtok=self.price_output_per_mtok)
-        if self.base_url:
-            yield {slug: EndpointConfig(self.base_url, self.model or slug, **settings)}
+        base_url = self.resolved_base_url()
+        if base_url:
+            yield {slug: EndpointConfig(base_url, self.model or slug, **settings)}
             return
-        from chpit_assets.runs.local_model import LocalModelServer
+        from chpit_assets.runs.local_model import LocalModelServer, server_version
 
         # One llama.cpp slot per worker, so parallel workers really run in parallel.
         with LocalModelServer(parallel=max(1, self.workers)) as server:
-            yield {slug: EndpointConfig(f"{server.base_url}/v1", self.model or server.model, **settings)}
+            # Issue 14 item 5: answers at temperature 0 depend on the weights, the server and the slots.
+            described = {"weights_sha256": server.model_sha256, "server": server_version(),
+                         "parallel_slots": max(1, self.workers)}
+            yield {slug: EndpointConfig(f"{server.base_url}/v1", self.model or server.model, server=described,
+                                        **settings)}
 
 
 class RunsConfig(dg.Config):
-    retry_errors: bool = False  # re-ask items whose latest line is an error
+    retry_errors: bool = True  # PROTOCOL §7: items whose winning line is an error are asked again
+    new_run: bool = False  # start over when the log was made with other settings (the old log is kept aside)
+    sample_per_lang: int = 0  # PROTOCOL §6: N items per language (the published agentic rows: 100); 0 = all
+    limit: int = 0  # the first N items (by id) of that, for a quick look; 0 = all
     today: str = ""  # ISO date the tools treat as today (recite, current); empty = the real date
 
 
 def _tools(chpit: ChpitStore, today: str) -> PitTools:
     return PitTools(chpit.released_store(), today=date.fromisoformat(today) if today else None)
+
+
+def run_items_for(chpit: ChpitStore, lang: str, config: RunsConfig) -> list[dict]:
+    """The items a (system, lang) run asks: the core split, subsampled and limited (PROTOCOL §6)."""
+    return select_items(_core_items(chpit, lang), sample_per_lang=config.sample_per_lang, limit=config.limit)
+
+
+def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings: dict) -> Path:
+    """Rewrite `run-report-{mode}.json` (PROTOCOL §8) from every run log of that mode in results/."""
+    runs = []
+    pattern = "recite/*.jsonl" if mode == "recite" else f"*/{mode}/*.jsonl"
+    logs: dict[str, list[Path]] = {}
+    for path in sorted(chpit.results_dir.glob(pattern)):
+        if path.name.count(".") == 1:  # {lang}.jsonl, not {lang}.scored.jsonl
+            logs.setdefault(str(path.parent.relative_to(chpit.results_dir)), []).append(path)
+    for key, paths in sorted(logs.items()):
+        lines = [line for path in paths for line in read_log(path)]
+        items = [item for path in paths if core_path(chpit.build_dir, path.stem).exists()
+                 for item in run_items_for(chpit, path.stem, config)]
+        slug = lines[-1]["system"].split("/")[0] if lines else key.split("/")[0]
+        runs.append(ModelRun(slug=slug, items=items, lines=lines))
+    report = run_report(mode, runs, {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED})
+    path = chpit.report_dir / f"run-report-{mode}.json"
+    write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    return path
 
 
 def _core_items(chpit: ChpitStore, lang: str) -> list[dict]:
@@ -169,31 +229,41 @@ def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
     kinds={"python"},
 )
 def results(context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitStore, model: ModelEndpoint) -> dg.MaterializeResult:
-    """data/results/{system}/{lang}.jsonl: one line per core item, resumable, with receipts (R3)."""
+    """data/results/{system}/{lang}.jsonl: one line per asked core item, resumable, with receipts (R3, PROTOCOL §7)."""
     keys = context.partition_key.keys_by_dimension
     system_key, lang = keys["system"], keys["lang"]
-    items = _core_items(chpit, lang)
+    items = run_items_for(chpit, lang, config)
     tools = _tools(chpit, config.today)
     path = results_path(chpit.results_dir, system_key, lang)
-    slug = parse_system_key(system_key).slug
-    if slug is None:
+    parsed = parse_system_key(system_key)
+    if parsed.slug is None:
         # oracle and recite cost nothing and answer from the current store: never resume stale answers.
         path.unlink(missing_ok=True)
-    with model.endpoints(slug) as endpoints:
+    with model.endpoints(parsed.slug) as endpoints:
         system = prepare_system(system_key, items, tools=tools, endpoints=endpoints, confirm=model.confirm,
                                 echo=context.log.warning)
         try:
             # One shared connection suits the lookup-only systems; a model run can last hours and must
             # not hold the store open against the nightly build's writers, so each tool call opens its own.
-            with tools.session() if slug is None else nullcontext():
-                summary = run_items(system, items, path, workers=model.workers, retry_errors=config.retry_errors)
+            with tools.session() if parsed.slug is None else nullcontext():
+                summary = run_items(system, items, path, workers=model.workers, retry_errors=config.retry_errors,
+                                    new_run=config.new_run)
         finally:
             client = getattr(system, "client", None)
             if client is not None:
                 client.close()
+    status = log_status(items, load_log(path))
+    if parsed.mode != "oracle":
+        report = write_run_report(chpit, parsed.mode, config, model.settings())
+        context.log.info(f"{report} rewritten")
+    if status["errored"]:
+        context.log.warning(f"{system_key} [{lang}]: {status['errored']} of {status['items']} items errored; "
+                            f"commonest: {status['commonest_error']}")
     return dg.MaterializeResult(
         data_version=_file_version(path),
-        metadata={"path": dg.MetadataValue.path(str(path)), **summary.metadata()},
+        metadata={"path": dg.MetadataValue.path(str(path)), **summary.metadata(),
+                  **{f"log_{k}": v for k, v in status.items() if k != "commonest_error"},
+                  "commonest_error": status["commonest_error"] or ""},
     )
 
 
