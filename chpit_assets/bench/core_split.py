@@ -1,14 +1,16 @@
 """B16: the core subset, 500 items per language that every published baseline runs on.
 
-Selection, with `random.Random(f"{seed}:{lang}:core")`:
- * every `as_of` year present gets an equal share of `size`, the remainder going
-   one each to the earliest years;
- * within a year, items are taken round-robin over the four (kind, gold_is_current)
-   cells, each cell in a seeded shuffle of its id-sorted items, so before/after and
-   current/superseded are as even as the year's pool allows;
- * a year too thin for its share keeps what it has; the shortfall is filled from
-   the other years round-robin (earliest first, one item per year per turn, each
-   year continuing its own cell rotation).
+The published draw, step for step (PROTOCOL §2; CHPIT.md B16 lacks the shuffle order, the pop from
+the end and the cursor carry-over), with `rng = random.Random(f"{seed}:{lang}:core")`:
+ 1. the items, in id order, go into pool[year][cell], year = `as_of[:4]`, cell = (kind,
+    gold_is_current);
+ 2. for each year ascending, each of its cells in `CELLS` order is shuffled;
+ 3. target = min(size, items). take(year) tries the year's cells from its cursor on, in `CELLS`
+    order: the first non-empty one gives its LAST item and the cursor moves past it; when all are
+    empty nothing is taken and the cursor stays;
+ 4. pass 1: year i of n wants share + (i < rem), (share, rem) = divmod(target, n), and stops at its
+    first empty take; pass 2: while short, one take per year ascending, until the target or a sweep
+    that took nothing. The cursors carry over from pass 1.
 The result depends only on the items' ids, years and cells, not on their order.
 """
 
@@ -19,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 CORE_SIZE = 500
-# Fixed cell order of the rotation; a cell label is how the report names it.
-CELLS: tuple[tuple[str, bool], ...] = (("before", False), ("before", True), ("after", False), ("after", True))
+# The published cell order of the shuffles and of the rotation.
+CELLS: tuple[tuple[str, bool], ...] = (("before", False), ("after", False), ("before", True), ("after", True))
 
 
 def cell_label(kind: str, gold_is_current: bool) -> str:
@@ -30,71 +32,58 @@ def cell_label(kind: str, gold_is_current: bool) -> str:
 @dataclass(frozen=True)
 class CoreSplit:
     ids: frozenset[str]
-    years: dict[str, int]   # as_of year -> core items
-    cells: dict[str, int]   # cell label -> core items
+    years: dict[str, int]   # as_of year -> core items, first appearance over the id-sorted core
+    cells: dict[str, int]   # cell label -> core items, same order
 
     def stats(self) -> dict:
-        return {"size": len(self.ids), "years": dict(self.years), "cells": dict(self.cells)}
-
-
-class _Year:
-    """One year's four shuffled cell queues and its position in the rotation."""
-
-    def __init__(self, queues: list[list[str]]):
-        self.queues = queues
-        self.turn = 0
-
-    def left(self) -> int:
-        return sum(map(len, self.queues))
-
-    def take(self) -> tuple[str, int]:
-        while not self.queues[self.turn % len(CELLS)]:
-            self.turn += 1
-        cell = self.turn % len(CELLS)
-        self.turn += 1
-        return self.queues[cell].pop(), cell
+        """As build-report.json's `{lang}.core` (PROTOCOL §2.7)."""
+        return {"items": len(self.ids), "per_year": dict(self.years), "per_cell": dict(self.cells)}
 
 
 def select_core(items: Iterable[Mapping], lang: str, seed: int, size: int = CORE_SIZE) -> CoreSplit:
     """Pick the core ids among `items` (dicts with id, as_of, kind, gold_is_current)."""
     rng = random.Random(f"{seed}:{lang}:core")
-    pools: dict[int, list[list[str]]] = {}
-    for item in items:
-        year = int(str(item["as_of"])[:4])
+    pools: dict[str, dict[int, list[tuple[str, str, int]]]] = {}
+    for item in sorted(items, key=lambda i: i["id"]):
+        year = str(item["as_of"])[:4]
         cell = CELLS.index((item["kind"], bool(item["gold_is_current"])))
-        pools.setdefault(year, [[] for _ in CELLS])[cell].append(item["id"])
-    years = {}
-    for year in sorted(pools):
-        queues = []
-        for ids in pools[year]:
-            ids = sorted(ids)
-            rng.shuffle(ids)
-            queues.append(ids[::-1])  # pop() from the end takes the shuffle's first item
-        years[year] = _Year(queues)
+        pools.setdefault(year, {}).setdefault(cell, []).append((item["id"], year, cell))
+    years = sorted(pools)
+    for year in years:
+        for cell in range(len(CELLS)):
+            if cell in pools[year]:
+                rng.shuffle(pools[year][cell])
+    target = min(size, sum(len(c) for y in pools.values() for c in y.values()))
+    cursor = dict.fromkeys(years, 0)
+    chosen: list[tuple[str, str, int]] = []
 
-    chosen: list[tuple[str, int, int]] = []
-
-    def take(year: int) -> None:
-        item_id, cell = years[year].take()
-        chosen.append((item_id, year, cell))
+    def take(year: str) -> bool:
+        for offset in range(len(CELLS)):
+            cell = (cursor[year] + offset) % len(CELLS)
+            if pools[year].get(cell):
+                chosen.append(pools[year][cell].pop())
+                cursor[year] = (cell + 1) % len(CELLS)
+                return True
+        return False
 
     if years:
-        share, extra = divmod(size, len(years))
-        for i, year in enumerate(sorted(years)):
-            for _ in range(min(share + (i < extra), years[year].left())):
-                take(year)
-        while len(chosen) < size:
-            open_years = [y for y in sorted(years) if years[y].left()]
-            if not open_years:
-                break
-            for year in open_years:
-                if len(chosen) == size:
+        share, rem = divmod(target, len(years))
+        for i, year in enumerate(years):
+            for _ in range(share + (i < rem)):
+                if not take(year):
                     break
-                take(year)
+        took = True
+        while len(chosen) < target and took:
+            took = False
+            for year in years:
+                if len(chosen) >= target:
+                    break
+                took = take(year) or took
 
-    year_counts: dict[str, int] = {}
-    cell_counts = {cell_label(k, c): 0 for k, c in CELLS}
-    for _, year, cell in chosen:
-        year_counts[str(year)] = year_counts.get(str(year), 0) + 1
-        cell_counts[cell_label(*CELLS[cell])] += 1
-    return CoreSplit(frozenset(i for i, _, _ in chosen), dict(sorted(year_counts.items())), cell_counts)
+    per_year: dict[str, int] = {}
+    per_cell: dict[str, int] = {}
+    for _, year, cell in sorted(chosen):
+        per_year[year] = per_year.get(year, 0) + 1
+        label = cell_label(*CELLS[cell])
+        per_cell[label] = per_cell.get(label, 0) + 1
+    return CoreSplit(frozenset(i for i, _, _ in chosen), per_year, per_cell)

@@ -27,7 +27,7 @@ from ..faults import kill_point
 from ..files import write_atomic
 from .core_split import CORE_SIZE, CoreSplit, select_core
 from .files import item_line, lines_bytes
-from .frozen import load_frozen
+from .frozen import FREE_FIELDS, load_frozen
 from .questions import question
 from .tables import ensure_tables, require_tables
 
@@ -65,9 +65,9 @@ def before_as_of(old_end: date | None, change_date: date) -> date:
 # The eligible changes with their editions' metadata, texts left out: most of a rebuild's items
 # reuse their stored line, and only the lines rendered anew need texts (`_with_texts`).
 # `rendered_from` fingerprints everything an item's line is rendered from besides its kind,
-# core flag and build: this row, and the two article texts, vouched for by their editions' file
-# sha256 and parser version (ingest rewrites an edition's articles only when one of them
-# changes). NULL where an edition lacks them (stores written directly): always rendered.
+# core flag and build: this row, and the two article texts, vouched for by their editions'
+# content_sha256 (ingest's digest of what it stored: a re-issued file with the same wording
+# re-renders nothing). NULL where an edition lacks it (stores written directly): always rendered.
 _CHANGES_SQL = """
 SELECT e.act_id, e.e_id, e.change_date, e.new_version_id, e.old_version_id, e.sr_number,
        e.abbreviation, e.article_number, e.before_ok, e.after_ok,
@@ -75,14 +75,13 @@ SELECT e.act_id, e.e_id, e.change_date, e.new_version_id, e.old_version_id, e.sr
        ov.source AS old_source,
        nv.date_applicability AS new_from, nv.date_end_applicability AS new_to, nv.eli AS new_eli,
        nv.source AS new_source,
-       CASE WHEN ov.sha256 IS NOT NULL AND ov.parser_version IS NOT NULL
-             AND nv.sha256 IS NOT NULL AND nv.parser_version IS NOT NULL THEN
+       CASE WHEN ov.content_sha256 IS NOT NULL AND nv.content_sha256 IS NOT NULL THEN
            md5(concat_ws('|', e.lang, e.act_id, e.e_id, e.change_date, e.old_version_id, e.new_version_id,
                          e.sr_number, e.abbreviation, e.article_number,
                          ov.date_applicability, coalesce(CAST(ov.date_end_applicability AS VARCHAR), '-'),
-                         ov.eli, ov.source, ov.sha256, ov.parser_version,
+                         ov.eli, ov.source, ov.content_sha256,
                          nv.date_applicability, coalesce(CAST(nv.date_end_applicability AS VARCHAR), '-'),
-                         nv.eli, nv.source, nv.sha256, nv.parser_version))
+                         nv.eli, nv.source, nv.content_sha256))
        END AS rendered_from
 FROM bench_eligible e
 JOIN ch_act_version ov ON ov.version_id = e.old_version_id
@@ -127,26 +126,21 @@ class Half(NamedTuple):
 
 
 def _halves(ch: dict, lang: str) -> list[Half]:
-    """The change's halves, `before` first: `before` asks the old edition's last day (gold = old),
-    `after` the change date (gold = new). A half without a discriminating unit (B12,
-    `before_ok`/`after_ok`) is not made."""
+    """The change's two halves, `before` first (B13): `before` asks the old edition's last day
+    (gold = old), `after` the change date (gold = new). Whether a half has a discriminating unit
+    (B12) is `ch[f"{kind}_ok"]`, decided by the item loop."""
     out = []
-    if ch["before_ok"]:
-        as_of = before_as_of(ch["old_to"], ch["change_date"])
-        out.append(Half(item_id(lang, ch["act_id"], ch["sr_number"], ch["e_id"], as_of.isoformat()), "before", as_of, ch))
-    if ch["after_ok"]:
-        as_of = ch["change_date"]
-        out.append(Half(item_id(lang, ch["act_id"], ch["sr_number"], ch["e_id"], as_of.isoformat()), "after", as_of, ch))
+    for kind, as_of in (("before", before_as_of(ch["old_to"], ch["change_date"])), ("after", ch["change_date"])):
+        out.append(Half(item_id(lang, ch["act_id"], ch["sr_number"], ch["e_id"], as_of.isoformat()), kind, as_of, ch))
     return out
 
 
 def _item(half: Half, lang: str, build: str) -> dict:
-    """A half as an item, in the spec's field order."""
+    """A half as an item, in the published key order (PROTOCOL §1): `build` and `core` last, no
+    recite fields (those exist only in published data, stamped at publication, PROTOCOL §9)."""
     ch = half.change
     gold, distractor = ("old", "new") if half.kind == "before" else ("new", "old")
     return {
-        "build": build,
-        "core": False,
         "id": half.id,
         "lang": lang,
         "act_id": ch["act_id"],
@@ -162,9 +156,9 @@ def _item(half: Half, lang: str, build: str) -> dict:
         "gold": _edition(ch, gold),
         "distractor": _edition(ch, distractor),
         "source": SOURCE,
-        "recite_label": None,   # stamped at publication by the recite baseline
-        "recite_as_of": None,
         "licence": LICENCE,
+        "build": build,
+        "core": False,
     }
 
 
@@ -172,14 +166,20 @@ def change_key(act_id: int, e_id: str, change_date: date | str) -> tuple[int, st
     return (int(act_id), e_id, str(change_date))
 
 
+def _overlaps(ch: dict) -> bool:
+    """B11: the old edition's (inclusive) end date is on or after the new start."""
+    return ch["old_to"] is not None and ch["old_to"] >= ch["change_date"]
+
+
 @dataclass
 class Selection:
     lang: str
     build: str
     halves: list[Half]         # the new items' halves, in selection order
-    selected: int              # changes taken
-    capped: int                # B14 leftovers
-    duplicate_question: int    # changes whose every half repeats an existing id (see select)
+    selected: int              # PROTOCOL §1.4: eligible changes, published ones included
+    capped: int                # §1.6 + §1.8: per-act skipped, kept but not consumed, the trimmed item
+    skips: dict[str, int]      # loop reasons that occurred, first appearance (B11 per half, B12 per half)
+    consumed: int              # kept changes the loop looked at
     published: int             # eligible changes already in the frozen record
 
     @property
@@ -188,38 +188,58 @@ class Selection:
 
 
 def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list[dict]) -> Selection:
-    """B14 + B15. The changes are put in one canonical order (act, article, change date, edition),
-    shuffled with `random.Random(f"{seed}:{lang}")` and consumed in that order: a change is
-    taken whole when its act has fewer than `per_act_cap` taken changes and all its items
-    fit the remaining item budget, else it is `capped` and consumption goes on, so a later
-    one-item change can still fill the last slot. Published (frozen) changes count first.
+    """B14/B15 as the published builder does them (PROTOCOL §1.5-§1.9).
 
-    An item id can repeat when an edition lasted a single day (its `after` and the next
-    change's `before` ask the same date); the later half is dropped, never a second id."""
+    The changes are put in the change-key order (act, article, change date, edition), shuffled once
+    with `random.Random(f"{seed}:{lang}")`, then the per-act cap runs over the WHOLE shuffled list
+    (a change is kept while its act has fewer than `per_act_cap` kept). The item loop walks the kept
+    changes and stops before one when the item cap is reached (0 = no cap); each change it reaches
+    is consumed: an overlapping one (B11) counts `overlapping_editions` twice and yields nothing,
+    else its `before` then `after` half is made unless it lacks a discriminating unit (B12). The
+    changes never reached and the last `after` half trimmed to the cap are `capped`.
+
+    B18: published (frozen) changes leave the pool before the shuffle and count first against both
+    caps; with an empty record this is exactly the published algorithm. Two halves asking the same
+    question (an edition valid for a single day) would share an id: that aborts, as published."""
     frozen_changes = {change_key(i["act_id"], i["e_id"], i["change_date"]) for i in frozen}
-    per_act = Counter(k[0] for k in frozen_changes)
-    used_ids = {i["id"] for i in frozen}
-    budget = settings.item_cap - len(frozen)
     pool = [c for c in changes if change_key(c["act_id"], c["e_id"], c["change_date"]) not in frozen_changes]
     published = len(changes) - len(pool)
     # The sample must depend on the eligible set only, never on how a caller happened to order it.
     pool.sort(key=lambda c: (c["act_id"], c["e_id"], c["change_date"], c["new_version_id"]))
     random.Random(f"{settings.seed}:{lang}").shuffle(pool)
-    taken: list[Half] = []
-    capped = duplicates = selected = 0
+    per_act = Counter(k[0] for k in frozen_changes)
+    kept = []
     for ch in pool:
-        new = [half for half in _halves(ch, lang) if half.id not in used_ids]
-        if not new:
-            duplicates += 1
-        elif per_act[ch["act_id"]] >= settings.per_act_cap or len(new) > budget:
-            capped += 1
-        else:
+        if per_act[ch["act_id"]] < settings.per_act_cap:
             per_act[ch["act_id"]] += 1
-            budget -= len(new)
-            used_ids.update(half.id for half in new)
-            taken.extend(new)
-            selected += 1
-    return Selection(lang, settings.build, taken, selected, capped, duplicates, published)
+            kept.append(ch)
+    capped = len(pool) - len(kept)
+    cap, halves, skips, consumed = settings.item_cap, [], {}, 0
+    for ch in kept:
+        if cap and len(frozen) + len(halves) >= cap:
+            break
+        consumed += 1
+        if _overlaps(ch):
+            skips["overlapping_editions"] = skips.get("overlapping_editions", 0) + 2
+            continue
+        for half in _halves(ch, lang):
+            if ch[f"{half.kind}_ok"]:
+                halves.append(half)
+            else:
+                skips["no_discriminating_unit"] = skips.get("no_discriminating_unit", 0) + 1
+    capped += len(kept) - consumed
+    excess = max(0, min(len(halves), len(frozen) + len(halves) - cap)) if cap else 0
+    capped += excess
+    del halves[len(halves) - excess:]
+    seen = {i["id"]: f"published item {i['id']}" for i in frozen}
+    for half in halves:
+        ch = half.change
+        if half.id in seen:
+            raise ItemsError(f"bench_items[{lang}]: item id {half.id} twice: {seen[half.id]} and the {half.kind} "
+                             f"half of act {ch['act_id']} (SR {ch['sr_number']}) {ch['e_id']} changed "
+                             f"{ch['change_date']}, both asking {half.as_of} (an edition valid for one day)")
+        seen[half.id] = f"the {half.kind} half of {ch['e_id']} changed {ch['change_date']}"
+    return Selection(lang, settings.build, halves, len(changes), capped, skips, consumed, published)
 
 
 @dataclass
@@ -242,20 +262,17 @@ class ItemBuild:
 # of core flags (one new change moved 730 of 5,000 at CH-PiT scale). Lines are therefore rendered
 # and kept in bench_line with `"core": false`, and the flag is stamped when a line is used; a
 # flag that moved costs a few bytes instead of rendering and storing the line again.
-_CORE_FIELD = b', "core": '
+_CORE_FLAG = {True: b', "core": true}', False: b', "core": false}'}
 
 
 def stamp_core(line: bytes, core: bool) -> bytes:
-    """`line` with its core flag set to `core`. The field is the second, after the build name:
-    its first occurrence is the field, because a quote inside a JSON string is always escaped."""
-    at = line.find(_CORE_FIELD)
-    start = at + len(_CORE_FIELD)
-    flag, other = (b"true", b"false") if core else (b"false", b"true")
-    if at >= 0 and line.startswith(flag, start):
+    """`line` with its core flag set to `core`. The field is the last (PROTOCOL §1 key order), so the
+    line ends with it: a string value cannot end the line, its closing quote would come last."""
+    if line.endswith(_CORE_FLAG[core]):
         return line
-    if at < 0 or not line.startswith(other, start):
-        raise ItemsError(f"an item line without a core flag after its build name: {line[:120]!r}")
-    return line[:start] + flag + line[start + len(other):]
+    if not line.endswith(_CORE_FLAG[not core]):
+        raise ItemsError(f"an item line that does not end with its core flag: ...{line[-120:]!r}")
+    return line[:-len(_CORE_FLAG[not core])] + _CORE_FLAG[core]
 
 
 def update_items(store: Store, build_dir: Path | str, lang: str, settings: BuildSettings,
@@ -301,7 +318,7 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
     columns = [d[0] for d in cursor.description]
     changes = [dict(zip(columns, row)) for row in cursor.fetchall()]
     sel = select(changes, lang, settings, frozen)
-    # Frozen items are copied as recorded; only FREE_FIELDS (core) is restamped below.
+    # Frozen items are copied as recorded, FREE_FIELDS aside (core is stamped below).
     entries: list[Half | dict] = sorted([dict(i) for i in frozen] + sel.halves,
                                         key=lambda e: e.id if isinstance(e, Half) else e["id"])
     core = select_core(
@@ -324,8 +341,10 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
             else:
                 line, rendering[id_] = None, _item(entry, lang, settings.build)
         else:
+            # A published item as recorded, but with core last, as the flag is stamped there, and
+            # without the recite stamps, which exist only in published data (PROTOCOL §9).
             id_, fp, line = entry["id"], None, None
-            rendering[id_] = {**entry, "core": False}
+            rendering[id_] = {**{k: v for k, v in entry.items() if k not in FREE_FIELDS}, "core": False}
         ids.append(id_)
         lines.append(line)
         fingerprints.append(fp)
@@ -340,9 +359,10 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
         **asdict(settings),
         "eligible_changes": len(changes),
         "published": sel.published,
-        "capped": sel.capped,
-        "duplicate_question": sel.duplicate_question,
         "selected": sel.selected,
+        "consumed": sel.consumed,
+        "skips": sel.skips,
+        "capped": sel.capped,
         "items": len(entries),
         "items_published": len(frozen),
         "items_new": len(sel.halves),
@@ -410,7 +430,8 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
             "distractor_version_id": pl.Int64, "fingerprint": pl.String,
         },
     )
-    stats = pl.DataFrame({"lang": [lang], "step": ["bench_items"], "stats": [json.dumps(result.stats, sort_keys=True)]})
+    # Keys as built, not sorted: the report's skipped and core keys are in first-appearance order.
+    stats = pl.DataFrame({"lang": [lang], "step": ["bench_items"], "stats": [json.dumps(result.stats)]})
     replace_rows(con, [
         ("bench_item", "lang = ? AND list_contains(?, id)", [lang, stale], rows),
         ("bench_stats", "lang = ? AND step = 'bench_items'", [lang], stats),

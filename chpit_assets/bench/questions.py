@@ -1,9 +1,12 @@
 """B19: the question of an item, in its language, naming the act by abbreviation and SR number.
 
-The date is written the way a reader of that language writes it, not in ISO
-form: a model answers a question a person would type, and Fedlex's own texts
-use these forms ("1. April 2025", "1er avril 2025", "1° aprile 2025",
-"il 1. d'avrigl 2025").
+de, fr and it use the published CH-PiT templates and date formats verbatim (PROTOCOL §3): models
+see them, so they must be the same for our numbers to compare. The day has no leading zero and the
+first of a month is a plain `1` in every language (no "1er", no "1°"), as published.
+
+en and rm have no published template (the published build has de, fr and it only); theirs are
+ours, worded like the de one, with the date as running text of that language writes it
+("1 April 2025"; Romansh Grischun "il 1. d'avrigl 2025").
 """
 
 from __future__ import annotations
@@ -38,20 +41,16 @@ def format_date(day: date, lang: str) -> str:
     d = day.day
     if lang == "de":
         return f"{d}. {month} {day.year}"
-    if lang == "fr":
-        return f"{'1er' if d == 1 else d} {month} {day.year}"
-    if lang == "it":
-        return f"{'1°' if d == 1 else d} {month} {day.year}"
-    if lang == "en":
+    if lang in ("fr", "it", "en"):
         return f"{d} {month} {day.year}"
     prep = "d'" if month[0] in "aeiou" else "da "
     return f"il 1. {prep}{month} {day.year}" if d == 1 else f"ils {d} {prep}{month} {day.year}"
 
 
 _TEMPLATES = {
-    "de": "Wie lautet Art. {n} {abbr} (SR {sr}) in der am {date} geltenden Fassung?",
-    "fr": "Quelle est la teneur de l'art. {n} {abbr} (RS {sr}) dans la version en vigueur le {date} ?",
-    "it": "Qual è il testo dell'art. {n} {abbr} (RS {sr}) nella versione in vigore il {date}?",
+    "de": "Wie lautet Art. {n} {abbr} (SR {sr}) in der am {date} geltenden Fassung? Zitiere den Wortlaut.",
+    "fr": "Quel est le texte de l'art. {n} {abbr} (RS {sr}) en vigueur le {date} ? Citez-le mot à mot.",
+    "it": "Qual è il testo dell'art. {n} {abbr} (RS {sr}) in vigore il {date}? Citalo alla lettera.",
     "en": "What is the wording of Art. {n} {abbr} (SR {sr}) in the version in force on {date}?",
     "rm": "Co tuna l'art. {n} {abbr} (CS {sr}) en la versiun en vigur {date}?",
 }

@@ -17,7 +17,7 @@ import duckdb
 from chpit_assets.corpus.schema import mark_schema, schema_current
 
 BENCH_DDL = """
-CREATE TABLE IF NOT EXISTS bench_eligible (   -- changes that passed B1-B12, before the caps
+CREATE TABLE IF NOT EXISTS bench_eligible (   -- PROTOCOL §1.4 `eligible`: before the shuffle, caps, B11, B12
     lang               VARCHAR NOT NULL,
     act_id             BIGINT NOT NULL,
     e_id               VARCHAR NOT NULL,
@@ -77,9 +77,9 @@ CREATE TABLE IF NOT EXISTS bench_act_eligibility (  -- eligible_changes' outcome
     lang           VARCHAR NOT NULL,
     act_id         BIGINT NOT NULL,
     fingerprint    VARCHAR,                    -- eligibility._ACT_FINGERPRINTS_SQL; NULL: evaluated every build
-    considered     BIGINT NOT NULL,            -- the act's modified changes in force
-    halves_dropped BIGINT NOT NULL,            -- B12 halves dropped from eligible changes
-    skips          VARCHAR NOT NULL,           -- JSON {reason: changes} of the excluded ones
+    considered     BIGINT NOT NULL,            -- the act's changes in changes_considered (PROTOCOL §1.3)
+    halves_dropped BIGINT NOT NULL,            -- halves of its eligible changes without a B12 unit
+    skips          VARCHAR NOT NULL,           -- JSON {reason: changes} of the excluded ones, first appearance
     PRIMARY KEY (lang, act_id)
 );
 """

@@ -45,11 +45,12 @@ def without_discriminating_unit(items: Sequence[Mapping]) -> list[str]:
 
 
 def over_cap(items: Sequence[Mapping], frozen: Sequence[Mapping], item_cap: int, per_act_cap: int) -> list[str]:
-    """B14 on what this build added: the item cap (after the published items) and 50 changes per act.
+    """B14 on what this build added: the item cap (after the published items; 0 = none) and 50
+    changes per act.
     Published items are kept even if a later build lowers a cap (B18), so they are not flagged."""
     frozen_ids = {f["id"] for f in frozen}
     new = [i for i in items if i["id"] not in frozen_ids]
-    if len(new) > max(0, item_cap - len(frozen)):
+    if item_cap and len(new) > max(0, item_cap - len(frozen)):   # 0 = no cap (PROTOCOL §1.7)
         return [i["id"] for i in new]
     changes = {change_key(i["act_id"], i["e_id"], i["change_date"]): i["act_id"] for i in [*frozen, *new]}
     per_act = Counter(changes.values())

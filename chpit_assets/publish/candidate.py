@@ -12,7 +12,7 @@ from pathlib import Path
 
 from chpit_assets.bench.files import jsonl_bytes
 from chpit_assets.bench.items import bench_path
-from chpit_assets.report.stamp import stamp_recite
+from chpit_assets.report.stamp import stamp_recite, with_stamp
 from chpit_assets.runs.runner import read_jsonl, scored_path
 
 from .errors import PublishError
@@ -71,7 +71,7 @@ def load_candidate(build_dir: Path | str, results_dir: Path | str, report_dir: P
     report = json.loads(report_path.read_text(encoding="utf-8"))
     items: dict[str, list[dict]] = {}
     for lang in langs:
-        if lang not in report["languages"]:
+        if lang not in report:  # build-report.json has a section per built language (PROTOCOL §1)
             items[lang] = []
             continue
         path = bench_path(build_dir, lang)
@@ -79,6 +79,9 @@ def load_candidate(build_dir: Path | str, results_dir: Path | str, report_dir: P
             raise PublishError(f"build-report.json lists {lang} but {path} is missing: materialise bench_items[{lang}]")
         recite = scored_path(results_dir, RECITE, lang)
         log = {line["id"]: line for line in read_jsonl(recite)} if recite.exists() else {}
-        items[lang] = stamp_recite(read_jsonl(path), log)
+        # Build items carry no recite fields (PROTOCOL §9); every published row has both, null where
+        # no recite run measured the item.
+        items[lang] = [i if "recite_label" in i else with_stamp(i, None, None)
+                       for i in stamp_recite(read_jsonl(path), log)]
     md = Path(report_dir) / REPORT_MD
     return Candidate(report, items, results_section(md.read_text(encoding="utf-8")) if md.exists() else None)

@@ -88,7 +88,7 @@ def render_card(candidate: Candidate, load_name: str) -> str:
     if not langs:
         raise PublishError("no language has items: there is nothing to publish")
     empty = [lang for lang in candidate.items if lang not in langs]
-    built = f"Build `{candidate.build}`" + (f", {report['build_date']}" if report.get("build_date") else "")
+    built = f"Build `{candidate.build}`" + (f", {report['built_at']}" if report.get("built_at") else "")
     counts = ", ".join(f"{lang}: {len(candidate.items[lang])} (core {len(candidate.core(lang))})" for lang in langs)
     out = [*_yaml_header(candidate), "", "# Swiss Point-in-Time Law (CH-PiT)", "",
            f"{built}. Items per language: {counts}."]
@@ -106,13 +106,15 @@ def render_card(candidate: Candidate, load_name: str) -> str:
     out += ["", f'Load with `load_dataset("{load_name}", "{langs[0]}", split="core")`; `split="full"` gives every item.',
             "", summary, "", "## Source and licence", "", licence, "", "## Build report", ""]
     rows = [[lang, report.get(lang, {}).get("changes_considered", 0), report.get(lang, {}).get("selected", 0),
-             len(candidate.items[lang]), len(candidate.core(lang)), report.get(lang, {}).get("items_new", 0)]
+             len(candidate.items[lang]), len(candidate.core(lang)),
+             sum(i["build"] == candidate.build for i in candidate.items[lang])]
             for lang in candidate.items]
     out += table_lines(["lang", "changes considered", "changes selected", "items", "core", "new in this build"], rows)
-    reasons = report.get("skip_reasons", [])
+    # `skipped` holds the reasons that occurred, in the order the builder met them (PROTOCOL §1).
+    reasons = list(dict.fromkeys(r for lang in candidate.items for r in report.get(lang, {}).get("skipped", {})))
     out += ["", "Changes not turned into items, by reason (build-report.json):", ""]
     out += table_lines(["reason", *candidate.items],
-                  [[r, *(report.get(lang, {}).get("skips", {}).get(r, 0) for lang in candidate.items)] for r in reasons])
+                  [[r, *(report.get(lang, {}).get("skipped", {}).get(r, 0) for lang in candidate.items)] for r in reasons])
     out += ["", "## Results on core", ""]
     out += [candidate.results_md] if candidate.results_md else ["No results were reported with this build."]
     out += ["", "## Fields", ""]

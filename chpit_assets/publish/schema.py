@@ -26,9 +26,7 @@ EDITION_FIELDS: dict[str, str] = {
     "text": "str",
 }
 
-ITEM_FIELDS: dict[str, str | dict[str, str]] = {
-    "build": "str",
-    "core": "bool",
+ITEM_FIELDS: dict[str, str | dict[str, str]] = {   # PROTOCOL §1 order, recite stamp after `source` (§9)
     "id": "str",
     "lang": "str",
     "act_id": "int",
@@ -47,6 +45,8 @@ ITEM_FIELDS: dict[str, str | dict[str, str]] = {
     "recite_label": "str?",
     "recite_as_of": "date?",
     "licence": "str",
+    "build": "str",
+    "core": "bool",
 }
 
 

@@ -41,7 +41,7 @@ def recite_finished(recite_log: Mapping[str, dict]) -> str | None:
     return max(days, default=None)
 
 
-def _with_stamp(item: dict, label: str | None, as_of: str | None) -> dict:
+def with_stamp(item: dict, label: str | None, as_of: str | None) -> dict:
     if "source" not in item:
         raise StampError(f"item {item.get('id')!r} has no 'source' field to place the recite stamp after")
     out = {}
@@ -63,7 +63,7 @@ def stamp_recite(items: Iterable[dict], recite_log: Mapping[str, dict]) -> list[
         if line is None:
             stamped.append(dict(item))
         elif line.get("error"):
-            stamped.append(_with_stamp(item, None, None))
+            stamped.append(with_stamp(item, None, None))
         else:
-            stamped.append(_with_stamp(item, line["verdict"]["label"], finished))
+            stamped.append(with_stamp(item, line["verdict"]["label"], finished))
     return stamped

@@ -48,10 +48,12 @@ class Corpus:
                 self.aliases.append({"lang": lang, "sr_number": sr, "abbr": a, "source": source, "act_id": act_id})
         return act_id
 
-    def edition(self, act_id: int, lang: str, start: str, end: str | None, articles: dict[str, tuple[str | None, str]],
+    def edition(self, act_id: int, lang: str, start: str, end: str | None,
+                articles: dict[str, tuple[str | None, str] | list[tuple[str | None, str]]],
                 source: str = "fedlex", stage: str = "parsed", vouched: bool = False) -> int:
         """`vouched`: with the file sha256, parser version and content digest ingest records, which let a rebuild keep
-        what it derived from the edition (without them, everything is derived again every build)."""
+        what it derived from the edition (without them, everything is derived again every build).
+        An e_id mapped to a list is repeated in the edition (occurrence 1, 2, ... in list order)."""
         eli = f"{next(a['eli'] for a in self.acts if a['act_id'] == act_id)}/{start.replace('-', '')}"
         vid = version_id_for(eli, lang)
         self.versions.append({
@@ -61,8 +63,10 @@ class Corpus:
             "parser_version": "test" if vouched else None,
             "content_sha256": hashlib.sha256(f"content {eli}".encode()).hexdigest() if vouched else None,
         })
-        for e_id, (number, text) in articles.items():
-            self.articles.append({"version_id": vid, "e_id": e_id, "article_number": number, "text": text})
+        for e_id, rows in articles.items():
+            for occurrence, (number, text) in enumerate(rows if isinstance(rows, list) else [rows], start=1):
+                self.articles.append({"version_id": vid, "e_id": e_id, "occurrence": occurrence,
+                                      "article_number": number, "text": text})
         return vid
 
     def flush(self) -> None:
@@ -75,8 +79,8 @@ class Corpus:
                                "date_applicability": pl.Date, "date_end_applicability": pl.Date, "eli": pl.String,
                                "source": pl.String, "stage": pl.String, "sha256": pl.String,
                                "parser_version": pl.String, "content_sha256": pl.String},
-            "ch_act_article": {"version_id": pl.Int64, "e_id": pl.String, "article_number": pl.String,
-                               "text": pl.String},
+            "ch_act_article": {"version_id": pl.Int64, "e_id": pl.String, "occurrence": pl.Int32,
+                               "article_number": pl.String, "text": pl.String},
         }
         rows = {"ch_act": self.acts, "ch_act_alias": self.aliases, "ch_act_version": self.versions,
                 "ch_act_article": self.articles}

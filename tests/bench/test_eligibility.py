@@ -1,11 +1,17 @@
-"""B1-B12 on constructed editions: each rule excludes what it should, under its card name,
-and the buckets add up to changes_considered."""
+"""PROTOCOL §1.1-§1.4 (B1-B10, B12 per half) on constructed editions: each rule excludes what it
+should, under its published name, in the published order, and the buckets add up to
+changes_considered; B11 and B12 are counted by the item loop (PROTOCOL §1.7)."""
 
 from __future__ import annotations
 
+from datetime import date
+
+import polars as pl
 import pytest
 
-from chpit_assets.bench.eligibility import SKIP_REASONS, evaluate, write_eligible
+from chpit_assets.bench.eligibility import FILTERED_REASONS, SKIP_REASONS, evaluate, write_eligible
+from chpit_assets.bench.items import BuildSettings, build_items
+from chpit_assets.bench.tables import ensure_tables
 
 from .conftest import long_text, run_builder
 
@@ -55,6 +61,15 @@ def test_abbreviation_sources(store, corpus, tmp_path):
     counts_add_up(elig)
 
 
+def test_alias_ties_go_to_the_smaller_abbreviation(store, corpus, tmp_path):
+    # B7 (PROTOCOL §9): curated first, then abbr ascending (the store refuses an empty alias).
+    tie = corpus.act("tie", sr="200", aliases={"it": [("LZ", "curated"), ("LB", "curated"), ("LA", "title_paren")]})
+    two_editions(corpus, tie, lang="it")
+    corpus.flush()
+    _, built = run_builder(store, "it", tmp_path)
+    assert {i["abbreviation"] for i in built.items} == {"LB"}
+
+
 def test_german_reads_the_act_abbreviation_only(store, corpus, tmp_path):
     two_editions(corpus, corpus.act("a", abbr=None, aliases={"de": [("ALIAS", "curated")]}))
     corpus.flush()
@@ -98,12 +113,16 @@ def test_null_article_number_is_tested_first(store, corpus, tmp_path):
 
 
 def test_overlapping_editions_drop_both_halves(store, corpus, tmp_path):
-    # B11: the end date is inclusive, so an end equal to the new start overlaps.
+    # B11: the end date is inclusive, so an end equal to the new start overlaps. As published
+    # (PROTOCOL §1.7, §9), the overlapping change is eligible and selected, and the item loop counts
+    # `overlapping_editions` once per half.
     two_editions(corpus, corpus.act("a", sr="1"), old_end="2025-01-01", new_start="2025-01-01")
     two_editions(corpus, corpus.act("b", sr="2"), old_end="2024-12-31", new_start="2025-01-01")
     corpus.flush()
     elig, built = run_builder(store, "de", tmp_path)
-    assert elig.skips["overlapping_editions"] == 1
+    assert elig.eligible.height == 2 and "overlapping_editions" not in elig.skips
+    assert built.stats["selected"] == 2 and built.stats["consumed"] == 2
+    assert built.stats["skips"] == {"overlapping_editions": 2}
     assert {i["sr_number"] for i in built.items} == {"2"}
 
 
@@ -128,16 +147,19 @@ def test_pure_deletion_gives_one_item(store, corpus, tmp_path):
     corpus.flush()
     elig, built = run_builder(store, "de", tmp_path)
     assert [i["kind"] for i in built.items] == ["before"]
-    assert elig.halves_dropped_no_discriminating_unit == 1
+    assert elig.halves_without_discriminating_unit == 1
+    assert built.stats["skips"] == {"no_discriminating_unit": 1}
 
 
 def test_change_inside_a_short_unit_has_no_discriminating_unit(store, corpus, tmp_path):
-    # B12 at the change level: the only difference sits in a paragraph under the 25-char floor.
+    # B12 per half (S3, floor 25): the only difference sits in a paragraph under the floor. The change
+    # is still eligible and selected (PROTOCOL §1.4), and yields no item: two halves counted.
     old, new = long_text("Frist: 30 Tage."), long_text("Frist: 60 Tage.")
     two_editions(corpus, corpus.act("a"), articles_old={"art_3": ("3", old)}, articles_new={"art_3": ("3", new)})
     corpus.flush()
     elig, built = run_builder(store, "de", tmp_path)
-    assert elig.skips["no_discriminating_unit"] == 1 and built.items == []
+    assert elig.eligible.height == 1 and elig.halves_without_discriminating_unit == 2
+    assert built.stats["skips"] == {"no_discriminating_unit": 2} and built.items == []
 
 
 def test_sources_option_selects_edition_sources(store, corpus, tmp_path):
@@ -147,7 +169,9 @@ def test_sources_option_selects_edition_sources(store, corpus, tmp_path):
     corpus.edition(act, "de", "2021-01-01", None, {"art_24": ("24", NEW)})
     corpus.flush()
     elig, _ = run_builder(store, "de", tmp_path)
-    assert elig.skips["other_source"] == 1 and elig.sources == ("fedlex",)
+    # Dropped by the published query before counting: outside changes_considered, but named.
+    assert elig.filtered["other_source"] == 1 and elig.sources == ("fedlex",)
+    assert elig.changes_considered == 0 and elig.skips == {}
     wide = evaluate(store, "de", ("fedlex_pdf", "fedlex"))
     assert wide.eligible.height == 1 and wide.sources == ("fedlex", "fedlex_pdf")
 
@@ -156,7 +180,8 @@ def test_non_federal_act_is_skipped(store, corpus, tmp_path):
     two_editions(corpus, corpus.act("zh", jurisdiction="ZH"))
     corpus.flush()
     elig, _ = run_builder(store, "de", tmp_path)
-    assert elig.skips["not_federal"] == 1
+    assert elig.filtered == {"not_federal": 1, "other_source": 0, "not_parsed": 0}
+    assert elig.changes_considered == 0
 
 
 def test_two_acts_sharing_an_sr_number_resolve_by_act_id(store, corpus, tmp_path):
@@ -184,10 +209,82 @@ def test_future_dated_edition_is_asked_about(store, corpus, tmp_path):
     assert after["as_of"] == "2028-01-01" and after["gold_is_current"] is True
 
 
-def test_skip_reasons_are_the_card_names_plus_sql_rules():
-    assert {"no_article_number", "no_abbreviation", "identical_or_short", "ambiguous_article",
-            "overlapping_editions", "no_discriminating_unit"} <= set(SKIP_REASONS)
-    assert SKIP_REASONS[0] == "no_article_number"
+def test_skip_reasons_are_the_published_names_in_test_order():
+    # PROTOCOL §1.1-§1.4: B8 and B9 counted by the query, then per row B7, then B4/B5.
+    assert SKIP_REASONS == ("no_article_number", "ambiguous_article", "no_abbreviation", "identical_or_short")
+    assert not set(FILTERED_REASONS) & set(SKIP_REASONS)
+
+
+def test_ambiguity_is_tested_before_the_abbreviation_and_keys_keep_first_appearance(store, corpus, tmp_path):
+    # PROTOCOL §1.4: B9 is the query's, so an ambiguous change on an act without abbreviation is
+    # `ambiguous_article`; B8/B9 lead the skip keys, the per-row reasons (B7, then B4/B5) follow in
+    # change order, i.e. act_id order, whatever order the acts were written in.
+    first, second = sorted([corpus.act("x", sr="1"), corpus.act("y", sr="2", abbr=None)])
+    short = {"art_1": ("1", "1 kurz.")}, {"art_1": ("1", "1 kürzer.")}
+    two_editions(corpus, first, articles_old={"art_7": ("7", OLD), "disp/art_7": ("7", OLD), **short[0]},
+                 articles_new={"art_7": ("7", NEW), "disp/art_7": ("7", NEW), **short[1]})
+    two_editions(corpus, second, articles_old=short[0], articles_new=short[1])
+    corpus.flush()
+    with store.transaction() as con:  # the lower act_id has the abbreviation, the other none
+        con.execute("UPDATE ch_act SET abbreviation = CASE WHEN act_id = ? THEN 'X' END", [first])
+    elig, built = run_builder(store, "de", tmp_path)
+    assert list(elig.skips.items()) == [("ambiguous_article", 2), ("identical_or_short", 1), ("no_abbreviation", 1)]
+    assert elig.changes_considered == 4 and built.items == []
+    # The other act without the abbreviation: its first per-row reason comes first now.
+    with store.transaction() as con:
+        con.execute("UPDATE ch_act SET abbreviation = CASE WHEN act_id = ? THEN 'X' END", [second])
+    assert list(evaluate(store, "de").skips.items()) == [
+        ("ambiguous_article", 2), ("no_abbreviation", 1), ("identical_or_short", 1)]
+
+
+def _changes_by_hand(store, rows):
+    """ch_act_change rows written directly, (e_id, occurrence) keyed as the schema has them: the change
+    table is another step's (act_changes); these tests are about what B9 makes of the rows."""
+    frame = pl.DataFrame([{"act_id": a, "e_id": e, "occurrence": o, "lang": "de", "change_type": "modified",
+                           "old_version_id": ov, "new_version_id": nv, "date_applicability": date(2025, 1, 1)}
+                          for a, e, o, ov, nv in rows],
+                         schema={"act_id": pl.Int64, "e_id": pl.String, "occurrence": pl.Int32, "lang": pl.String,
+                                 "change_type": pl.String, "old_version_id": pl.Int64, "new_version_id": pl.Int64,
+                                 "date_applicability": pl.Date})
+    with store.transaction() as con:
+        ensure_tables(con)
+    store.replace([("ch_act_change", "true", [], frame)])
+
+
+def _repeated_eids_store(store, corpus, repeat_in_old=True):
+    """B9 (issue 13): art_178 twice in the new edition (and in the old one if `repeat_in_old`), as the
+    Civil Code's final title does; art_9's number also carried by art_x's second occurrence; art_20
+    unique everywhere."""
+    act = corpus.act("zgb", sr="210", abbr="ZGB")
+    twice = lambda text: [("178", text), ("178", text.replace("Frist", "Wartefrist"))]  # noqa: E731
+    old_arts = {"art_178": twice(OLD) if repeat_in_old else ("178", OLD), "art_9": ("9", OLD),
+                "art_x": [("12", OLD), ("9", OLD.replace("Frist", "Altfrist"))], "art_20": ("20", OLD)}
+    new_arts = {"art_178": twice(NEW), "art_9": ("9", NEW),
+                "art_x": [("12", NEW), ("9", NEW.replace("Frist", "Altfrist"))], "art_20": ("20", NEW)}
+    two_editions(corpus, act, articles_old=old_arts, articles_new=new_arts)
+    corpus.flush()
+    ov, nv = (v["version_id"] for v in corpus.versions)
+    rows = [(act, "art_178", 1, ov, nv), (act, "art_9", 1, ov, nv), (act, "art_x", 1, ov, nv),
+            (act, "art_x", 2, ov, nv), (act, "art_20", 1, ov, nv)]
+    if repeat_in_old:
+        rows.append((act, "art_178", 2, ov, nv))
+    _changes_by_hand(store, rows)
+    return act
+
+
+@pytest.mark.parametrize("repeat_in_old", [True, False])
+def test_repeated_e_ids_and_numbers_carried_twice_are_ambiguous(store, corpus, tmp_path, repeat_in_old):
+    # B9: a repeated e_id in EITHER edition (every occurrence), or a number another article row
+    # carries (art_9 vs art_x's 2nd occurrence), is ambiguous_article; art_20 alone is eligible.
+    _repeated_eids_store(store, corpus, repeat_in_old)
+    elig = evaluate(store, "de")
+    write_eligible(store, elig)
+    assert elig.skips == {"ambiguous_article": 4 + repeat_in_old}
+    assert elig.eligible["e_id"].to_list() == ["art_20"]
+    counts_add_up(elig)
+    built = build_items(store, "de", BuildSettings(), [])
+    assert {i["e_id"] for i in built.items} == {"art_20"} and len(built.items) == 2
+    assert all(i["gold"]["text"] in (OLD, NEW) for i in built.items)
 
 
 def _vouched_pair(corpus):
@@ -218,7 +315,7 @@ def test_outcomes_are_kept_per_act_and_the_stored_outcome_is_what_counts(store, 
     assert wider.acts_recomputed == 2 and wider.eligible.height == 2
     # ... and an act whose editions cannot vouch for their articles is evaluated every build.
     with store.transaction() as con:
-        con.execute("UPDATE ch_act_version SET sha256 = NULL WHERE act_id = ?", [a])
+        con.execute("UPDATE ch_act_version SET content_sha256 = NULL WHERE act_id = ?", [a])
     write_eligible(store, evaluate(store, "de"))
     assert [evaluate(store, "de").acts_recomputed for _ in range(2)] == [1, 1]
 
@@ -227,17 +324,19 @@ def test_outcomes_are_kept_per_act_and_the_stored_outcome_is_what_counts(store, 
 EDITS = {
     "abbreviation (B7)": ["UPDATE ch_act SET abbreviation = NULL WHERE act_id = $a"],
     "enforcement status (B6)": ["UPDATE ch_act SET enforcement_status = 1 WHERE act_id = $a"],
-    "end date (B11)": ["UPDATE ch_act_version SET date_end_applicability = DATE '2025-01-01' "
-                       "WHERE act_id = $a AND date_end_applicability IS NOT NULL"],
+    "article repeated (B9)": [
+        "INSERT INTO ch_act_article SELECT version_id, e_id, 2, article_number, heading, text FROM ch_act_article "
+        "WHERE version_id IN (SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
+        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
     "source (B2)": ["UPDATE ch_act_version SET source = 'fedlex_pdf' WHERE act_id = $a"],
     "article re-parsed (B4)": [
         "UPDATE ch_act_article SET text = 'kurz' WHERE version_id IN "
         "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET sha256 = 'another file' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'another' WHERE act_id = $a AND date_end_applicability IS NULL"],
     "article renumbered (B9)": [
         "UPDATE ch_act_article SET article_number = '25' WHERE version_id IN "
         "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET parser_version = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
 }
 
 

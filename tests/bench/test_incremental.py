@@ -11,7 +11,7 @@ import pytest
 
 from chpit_assets.bench.build_report import build_report, write_report
 from chpit_assets.bench.changes import update_changes
-from chpit_assets.bench.eligibility import update_eligible
+from chpit_assets.bench.eligibility import evaluate, update_eligible
 from chpit_assets.bench.items import (
     BuildSettings,
     ItemsError,
@@ -155,23 +155,37 @@ def test_an_unchanged_store_renders_nothing_and_writes_the_same_file(built_once)
     assert path.read_bytes() == first
 
 
-def test_a_new_file_for_an_edition_re_renders_its_items_only(built_once):
-    """The fingerprint vouches for the texts through the editions' sha256: a re-downloaded file
-    (here with the same articles) re-renders every item that shows that edition, and no other."""
+def test_new_content_for_an_edition_re_renders_its_items_only(built_once):
+    """The fingerprint vouches for the texts through the editions' content digest: new stored
+    content for an edition (here with the same articles) re-renders every item that shows that
+    edition, and no other."""
     store, data = built_once
     rows = store.frame("SELECT id, gold_version_id, distractor_version_id FROM bench_item WHERE lang = 'de'")
     version = rows["gold_version_id"][0]
     with store.transaction() as con:
-        con.execute("UPDATE ch_act_version SET sha256 = repeat('e', 64) WHERE version_id = ?", [version])
+        con.execute("UPDATE ch_act_version SET content_sha256 = repeat('e', 64) WHERE version_id = ?", [version])
     again = _rebuild(store, data)
     showing = {r["id"] for r in rows.iter_rows(named=True) if version in (r["gold_version_id"], r["distractor_version_id"])}
     assert set(again.fresh) == showing
 
 
+def test_a_re_issued_file_with_the_same_content_re_renders_nothing(built_once):
+    """Issue 13: a re-issued file (new bytes, new sha256 and generator) whose stored articles are the
+    same leaves the content digest alone, so nothing downstream is evaluated or rendered again."""
+    store, data = built_once
+    path = bench_path(data / "build", "de")
+    first = path.read_bytes()
+    with store.transaction() as con:
+        con.execute("UPDATE ch_act_version SET sha256 = repeat('f', 64), parser_version = 'next'")
+    assert evaluate(store, "de").acts_recomputed == 0
+    again = _rebuild(store, data)
+    assert again.fresh == {} and path.read_bytes() == first
+
+
 def test_a_store_without_file_digests_renders_every_line_known_by_its_digest(built_once):
     store, data = built_once
     with store.transaction() as con:
-        con.execute("UPDATE ch_act_version SET sha256 = NULL")
+        con.execute("UPDATE ch_act_version SET content_sha256 = NULL")
     first = _rebuild(store, data)
     assert set(first.fresh) == set(first.ids)
     before = store.frame("SELECT id, fingerprint FROM bench_item ORDER BY id").rows()

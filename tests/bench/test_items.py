@@ -1,9 +1,12 @@
-"""Items: halves B13, caps B14, seeded sampling B15, ids B17, frozen B18, fields and determinism."""
+"""Items: halves B13, caps B14, seeded sampling B15 (PROTOCOL §1.5-§1.9), ids B17, frozen B18,
+fields and determinism."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
+from collections import Counter
 from datetime import date, timedelta
 
 import pytest
@@ -33,20 +36,21 @@ from chpit_assets.bench.files import item_line
 
 from .conftest import Corpus, long_text, run_builder
 
-SPEC_FIELDS = ["build", "core", "id", "lang", "act_id", "sr_number", "abbreviation", "article_number", "e_id",
-               "as_of", "kind", "change_date", "question", "gold_is_current", "gold", "distractor", "source",
-               "recite_label", "recite_as_of", "licence"]
+# PROTOCOL §1: the published key order; no recite fields in a build (PROTOCOL §9).
+SPEC_FIELDS = ["id", "lang", "act_id", "sr_number", "abbreviation", "article_number", "e_id", "as_of", "kind",
+               "change_date", "question", "gold_is_current", "gold", "distractor", "source", "licence", "build", "core"]
 EDITION_FIELDS = ["version_id", "date_applicability", "date_end_applicability", "eli", "source", "text"]
 
 
-def fake_change(act_id: int, n: int, before_ok: bool = True, after_ok: bool = True) -> dict:
-    """A bench_eligible row joined with its editions, as `select` receives it."""
+def fake_change(act_id: int, n: int, before_ok: bool = True, after_ok: bool = True, overlap: bool = False) -> dict:
+    """A bench_eligible row joined with its editions, as `select` receives it; `overlap`: the old
+    edition ends on the change date (B11)."""
     day = date(2021, 1, 1) + timedelta(days=n)
     return {
         "act_id": act_id, "e_id": f"art_{n}", "change_date": day, "new_version_id": 10 * n + 1,
         "old_version_id": 10 * n, "sr_number": str(act_id), "abbreviation": "X", "article_number": str(n),
         "before_ok": before_ok, "after_ok": after_ok,
-        "old_from": date(2020, 1, 1), "old_to": day - timedelta(days=1), "old_eli": "e/old", "old_source": "fedlex",
+        "old_from": date(2020, 1, 1), "old_to": day if overlap else day - timedelta(days=1), "old_eli": "e/old", "old_source": "fedlex",
         "old_text": "old", "new_from": day, "new_to": None, "new_eli": "e/new", "new_source": "fedlex",
         "new_text": "new",
     }
@@ -85,7 +89,7 @@ def test_item_fields_ids_and_verbatim_text(store, corpus, tmp_path):
         expected = hashlib.sha1(f"de|{act}|235.1|art_24|{item['as_of']}".encode()).hexdigest()[:16]
         assert item["id"] == expected
         assert (item["build"], item["source"], item["licence"]) == ("v-test", SOURCE, LICENCE)
-        assert item["recite_label"] is None and item["recite_as_of"] is None
+        assert lines[items.index(item)].endswith(', "core": false}') or lines[items.index(item)].endswith(', "core": true}')
     before = next(i for i in items if i["kind"] == "before")
     after = next(i for i in items if i["kind"] == "after")
     # B13: before asks the old edition's last day, gold old; after asks the change date, gold new.
@@ -105,65 +109,119 @@ def test_item_id_formula_includes_act_id():
     assert item_id("fr", 1, "220", "art_7", "2024-01-01") == hashlib.sha1(b"fr|1|220|art_7|2024-01-01").hexdigest()[:16]
 
 
-def test_per_act_cap_of_fifty_changes():
+def published(changes: list[dict], lang: str, seed: int, per_act_cap: int, item_cap: int) -> tuple[list[str], int, dict]:
+    """PROTOCOL §1.5-§1.8 written out step by step, as the reference the builder must equal with an
+    empty frozen record: (item ids in selection order, capped, loop skip counts)."""
+    eligible = sorted(changes, key=lambda c: (c["act_id"], c["e_id"], c["change_date"], c["new_version_id"]))
+    rng = random.Random(f"{seed}:{lang}")
+    shuffled = list(eligible)
+    rng.shuffle(shuffled)
+    kept, per_act, capped = [], Counter(), 0
+    for c in shuffled:
+        if per_act[c["act_id"]] < per_act_cap:
+            per_act[c["act_id"]] += 1
+            kept.append(c)
+        else:
+            capped += 1
+    items, consumed, skipped = [], 0, Counter()
+    for c in kept:
+        if item_cap and len(items) >= item_cap:
+            break
+        consumed += 1
+        if c["old_to"] is not None and c["old_to"] >= c["change_date"]:
+            skipped["overlapping_editions"] += 2
+            continue
+        before = c["old_to"] or c["change_date"] - timedelta(days=1)
+        for kind, as_of in (("before", before), ("after", c["change_date"])):
+            if c[f"{kind}_ok"]:
+                items.append(item_id(lang, c["act_id"], c["sr_number"], c["e_id"], as_of.isoformat()))
+            else:
+                skipped["no_discriminating_unit"] += 1
+    capped += len(kept) - consumed
+    if item_cap and len(items) > item_cap:
+        capped += len(items) - item_cap
+        items = items[:item_cap]
+    return items, capped, dict(skipped)
+
+
+change_shapes = st.lists(
+    st.tuples(st.integers(1, 4), st.sampled_from([(True, True), (True, False), (False, True), (False, False)]),
+              st.booleans()),
+    max_size=40)
+
+
+@hsettings(max_examples=80, deadline=None)
+@given(shape=change_shapes, item_cap=st.integers(0, 30), per_act_cap=st.integers(1, 8), seed=st.integers(0, 3),
+       order=st.randoms(use_true_random=False))
+def test_selection_is_the_published_algorithm_and_ignores_input_order(shape, item_cap, per_act_cap, seed, order):
+    """With an empty frozen record the builder's selection equals PROTOCOL §1 exactly, and it is a
+    function of (eligible set, seed) only: any input order gives the same items."""
+    changes = [fake_change(a, n, *ok, overlap=ov) for n, (a, ok, ov) in enumerate(shape)]
+    order.shuffle(changes)
+    sel = select(changes, "de", BuildSettings(seed=seed, item_cap=item_cap, per_act_cap=per_act_cap), [])
+    ids, capped, skips = published(changes, "de", seed, per_act_cap, item_cap)
+    assert [h.id for h in sel.halves] == ids
+    assert (sel.capped, sel.skips, sel.selected) == (capped, skips, len(changes))
+    assert not item_cap or len(sel.halves) <= item_cap
+
+
+def test_per_act_cap_of_fifty_changes_runs_over_the_whole_shuffled_list():
+    # PROTOCOL §1.6: the cap keeps the first 50 of act 1 in shuffled order; all 65 are `selected`.
     changes = [fake_change(1, n) for n in range(60)] + [fake_change(2, n) for n in range(100, 105)]
     sel = select(changes, "de", BuildSettings(), [])
-    per_act = {}
-    for i in sel.items:
-        per_act.setdefault(i["act_id"], set()).add(i["e_id"])
-    assert {a: len(e) for a, e in per_act.items()} == {1: 50, 2: 5}
-    assert (sel.selected, sel.capped) == (55, 10)
+    per_act = Counter(i["act_id"] for i in sel.items if i["kind"] == "after")
+    assert per_act == {1: 50, 2: 5}
+    assert (sel.selected, sel.capped, sel.consumed) == (65, 10, 55)
+    shuffled = sorted(changes, key=lambda c: (c["act_id"], c["e_id"], c["change_date"]))
+    random.Random("20260825:de").shuffle(shuffled)
+    first_fifty = {c["e_id"] for c in [c for c in shuffled if c["act_id"] == 1][:50]}
+    assert {i["e_id"] for i in sel.items if i["act_id"] == 1} == first_fifty
 
 
-def test_item_cap_is_filled_exactly_by_a_later_one_item_change():
-    # Budget 5: two two-item changes fill 4; a further two-item change does not fit, a one-item one does.
-    changes = [fake_change(1, n) for n in range(4)] + [fake_change(2, 10, after_ok=False)]
+def test_an_overlapping_change_uses_its_acts_slot_and_counts_twice():
+    # B11 inside the loop (PROTOCOL §1.7): it is consumed, so with one slot per act the act yields nothing
+    # when its overlapping change is drawn first, and the other change is `capped`.
+    changes = [fake_change(1, 1, overlap=True), fake_change(1, 2)]
+    for seed in range(20):
+        sel = select(changes, "de", BuildSettings(seed=seed, per_act_cap=1), [])
+        assert sel.capped == 1 and sel.consumed == 1 and sel.selected == 2
+        assert (sel.skips, sel.halves) == ({"overlapping_editions": 2}, []) or (
+            sel.skips == {} and len(sel.halves) == 2)
+
+
+def test_item_cap_stops_before_a_change_and_trims_the_last_after():
+    # PROTOCOL §1.7-§1.8: 0 -> 2 -> 4 -> 6 items; 4 < 5 lets the third change in, its `after` is trimmed
+    # (capped 1) and the loop never reaches the fourth one (capped 1).
+    changes = [fake_change(1, n) for n in range(4)]
     sel = select(changes, "de", BuildSettings(item_cap=5), [])
-    assert len(sel.items) == 5
-    assert sel.selected + sel.capped == 5 and sel.capped == 2
+    assert len(sel.halves) == 5 and sel.halves[-1].kind == "before"
+    assert (sel.consumed, sel.capped) == (3, 2)
+    assert Counter(h.kind for h in sel.halves) == {"before": 3, "after": 2}
 
 
-@hsettings(max_examples=60, deadline=None)
-@given(
-    shape=st.lists(st.tuples(st.integers(1, 4), st.sampled_from([(True, True), (True, False), (False, True)])),
-                   max_size=40),
-    item_cap=st.integers(0, 30),
-    per_act_cap=st.integers(1, 8),
-)
-def test_caps_hold_and_leftovers_cannot_fit(shape, item_cap, per_act_cap):
-    changes = [fake_change(a, n, *ok) for n, (a, ok) in enumerate(shape)]
-    sel = select(changes, "de", BuildSettings(item_cap=item_cap, per_act_cap=per_act_cap), [])
-    assert len(sel.items) <= item_cap
-    taken = {}
-    for i in sel.items:
-        taken.setdefault(i["act_id"], set()).add(i["change_date"])
-    assert all(len(v) <= per_act_cap for v in taken.values())
-    assert sel.selected + sel.capped == len(changes)
-    left = item_cap - len(sel.items)
-    for c in changes:  # B14: a capped change was blocked by its act's cap or by the item budget
-        if c["change_date"].isoformat() not in taken.get(c["act_id"], set()):
-            assert len(taken.get(c["act_id"], ())) >= per_act_cap or c["before_ok"] + c["after_ok"] > left
+def test_item_cap_zero_means_no_cap():
+    changes = [fake_change(1, n) for n in range(7)]
+    sel = select(changes, "de", BuildSettings(item_cap=0), [])
+    assert len(sel.halves) == 14 and sel.capped == 0
 
 
-def test_selection_does_not_depend_on_input_order():
+def test_a_different_language_seed_draws_a_different_sample():
     changes = [fake_change(a, n) for a in (1, 2, 3) for n in range(10 * a, 10 * a + 8)]
     s = BuildSettings(item_cap=13)
-    ordered = sorted(changes, key=lambda c: (c["act_id"], c["e_id"], c["change_date"]))
-    first = select(ordered, "de", s, [])
-    assert [i["id"] for i in first.items] == [i["id"] for i in select(ordered[::-1], "de", s, []).items]
-    # A different language seed draws a different sample (B15: seeded per language).
-    assert {i["e_id"] for i in first.items} != {i["e_id"] for i in select(ordered, "fr", s, []).items}
+    # B15: seeded per language.
+    assert {h.change["e_id"] for h in select(changes, "de", s, []).halves} != {
+        h.change["e_id"] for h in select(changes, "fr", s, []).halves}
 
 
-def test_single_day_edition_never_repeats_an_id():
-    # Edition 2 lasts one day: its `after` and the next change's `before` ask the same date.
+def test_single_day_edition_aborts_on_the_repeated_id():
+    # Edition 2 lasts one day: its `after` and the next change's `before` ask the same date, so two
+    # items would share an id. The published build aborts (PROTOCOL §1.9); so do we, naming both.
     one = fake_change(1, 1)
     two = fake_change(1, 2)
     two["e_id"] = one["e_id"]
     two["old_to"] = one["change_date"]
-    sel = select([one, two], "de", BuildSettings(), [])
-    ids = [i["id"] for i in sel.items]
-    assert len(ids) == len(set(ids)) == 3
+    with pytest.raises(ItemsError, match=r"item id \w+ twice.*art_1.*2021-01-02"):
+        select([one, two], "de", BuildSettings(), [])
 
 
 def _corpus(store, langs, n_acts=3):
@@ -186,8 +244,8 @@ def test_two_builds_are_byte_identical(store, tmp_path):
     run_builder(store, "de", tmp_path / "one", s)
     run_builder(store, "de", tmp_path / "two", s)
     one, two = bench_path(tmp_path / "one", "de").read_bytes(), bench_path(tmp_path / "two", "de").read_bytes()
-    # Every change here yields two items, so an odd cap leaves its last slot empty rather than split one.
-    assert one == two and one.count(b"\n") == 16
+    # Every change here yields two items: the ninth change's `after` is trimmed to the odd cap (PROTOCOL §1.8).
+    assert one == two and one.count(b"\n") == 17
 
 
 def test_french_alone_equals_french_with_german_and_italian(tmp_path):
@@ -228,3 +286,29 @@ def test_frozen_items_are_kept_exactly_and_later_builds_only_add(store, tmp_path
     assert changed_items(published, [tampered, *rest]) == [pid]
     assert changed_items(published, rest) == [pid]
     assert changed_items(published, [dict(i, core=not i["core"]) for i in second.items]) == []  # FREE_FIELDS
+
+
+def test_published_changes_count_first_against_both_caps():
+    # B18 with B14: act 1's published change takes its only per-act slot, and its two items count
+    # against the item cap of 4, so two new items at most, none from act 1.
+    changes = [fake_change(1, n) for n in range(5)] + [fake_change(2, n) for n in range(10, 15)]
+    frozen = select(changes[:1], "de", BuildSettings(build="v1"), []).items
+    sel = select(changes, "de", BuildSettings(build="v2", per_act_cap=1, item_cap=4), frozen)
+    assert sel.published == 1 and sel.selected == 10
+    assert len(sel.halves) == 2 and {h.change["act_id"] for h in sel.halves} == {2}
+    assert sel.capped == 4 + 4  # act 1's other four, act 2's four left by its own per-act cap
+    assert not {h.id for h in sel.halves} & {i["id"] for i in frozen}
+
+
+def test_a_published_item_of_the_earlier_layout_is_emitted_with_core_last_and_no_recite_stamps(store, tmp_path):
+    # Frozen lines recorded with core second and the recite stamps (the layout before PROTOCOL §1):
+    # the build writes them in place, with core last (stamp_core needs it there) and without the
+    # stamps, which only published data carries (§9); B18's check ignores both (FREE_FIELDS).
+    _corpus(store, ["de"], n_acts=1)
+    _, first = run_builder(store, "de", tmp_path / "b1", BuildSettings(build="v1", item_cap=2))
+    old = [{"build": i["build"], "core": True, **{k: v for k, v in i.items() if k not in ("build", "core")},
+            "recite_label": "ungrounded", "recite_as_of": "2026-09-04"} for i in first.items]
+    _, second = run_builder(store, "de", tmp_path / "b2", BuildSettings(build="v2", item_cap=4), frozen=old)
+    kept = [i for i in second.items if i["id"] in {o["id"] for o in old}]
+    assert len(kept) == 2 and changed_items(old, second.items) == []
+    assert all(list(i)[-1] == "core" and "recite_label" not in i for i in kept)

@@ -47,7 +47,8 @@ def test_dsg_art_24_pure_addition_gives_only_the_after_item(sample_build):
     assert list(art24) == [("art_24", "after")]
     item = art24[("art_24", "after")]
     assert (item["as_of"], item["change_date"], item["abbreviation"]) == ("2025-04-01", "2025-04-01", "DSG")
-    assert item["question"] == "Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung?"
+    assert item["question"] == ("Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung? "
+                                "Zitiere den Wortlaut.")
     assert "5bis" in item["gold"]["text"] and "5bis" not in item["distractor"]["text"]
     # The before half: every unit of the old text is contained in the new one (B12).
     assert not TextMemo().discriminates(item["distractor"]["text"], item["gold"]["text"])
@@ -82,7 +83,10 @@ def test_sample_counts_add_up(sample_build):
     _, eligibility, built = sample_build
     s = built.stats
     assert eligibility.changes_considered == sum(eligibility.skips.values()) + s["eligible_changes"]
-    assert s["eligible_changes"] == s["selected"] + s["capped"] + s["published"] + s["duplicate_question"]
+    # No cap is reached on the sample: every selected change is consumed (PROTOCOL §1.7).
+    assert s["eligible_changes"] == s["selected"] == s["consumed"] and s["capped"] == 0
+    halves = 2 * s["selected"] - s["skips"].get("overlapping_editions", 0) - s["skips"].get("no_discriminating_unit", 0)
+    assert s["items"] == halves == len(built.items)
 
 
 def _write_edition(tmp: Path, act_eli: str, day: date, body: str) -> CatalogEdition:
@@ -113,3 +117,22 @@ def test_constructed_akn_nested_article_number_is_ambiguous(tmp_path):
     assert eligibility.changes_considered == 3 and eligibility.skips["ambiguous_article"] == 2
     assert {(i["e_id"], i["article_number"]) for i in built.items} == {("art_8", "8")}
     assert {i["kind"] for i in built.items} == {"before", "after"}
+
+
+def test_french_pair_across_a_missing_edition_gives_the_after_item_of_art_24(tmp_path):
+    # The shipped fr SR 235.1 pair 2023-09-01 / 2025-07-07 (the 2025-04-01 file is not shipped, so the
+    # change spans it, as act_changes pairs parsed editions). Art. 24 gains para. 5bis: a pure
+    # addition, so only `after` has a unit of its own (B12) and the loop counts the other half.
+    store = Store(tmp_path / "chpit.duckdb")
+    ingest_language(store, load_sample_catalog(SAMPLE), "fr", tmp_path / "cache")
+    eligibility, built = run_builder(store, "fr", tmp_path / "build")
+    assert eligibility.changes_considered == eligibility.eligible.height == 1
+    assert built.stats["skips"] == {"no_discriminating_unit": 1}
+    [item] = built.items
+    assert (item["sr_number"], item["e_id"], item["kind"], item["as_of"], item["abbreviation"]) == (
+        "235.1", "art_24", "after", "2025-07-07", "LPD")
+    assert item["question"] == ("Quel est le texte de l'art. 24 LPD (RS 235.1) en vigueur le 7 juillet 2025 ? "
+                                "Citez-le mot à mot.")
+    assert item["gold_is_current"] is True and item["gold"]["date_applicability"] == "2025-07-07"
+    assert item["distractor"]["date_end_applicability"] == "2025-03-31"
+    assert "5bis" in item["gold"]["text"] and "5bis" not in item["distractor"]["text"]

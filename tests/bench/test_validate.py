@@ -50,3 +50,9 @@ def test_over_cap_ignores_published_items():
     assert over_cap(frozen + new, frozen, item_cap=4, per_act_cap=50) == ["n0", "n1"]
     assert over_cap(frozen + new, frozen, item_cap=9, per_act_cap=4) == ["n0", "n1"]
     assert over_cap(frozen, frozen, item_cap=1, per_act_cap=1) == []  # a lowered cap never flags published items
+
+
+def test_an_item_cap_of_zero_is_no_cap():
+    items = [{"id": f"n{k}", "act_id": 1, "e_id": f"art_{k}", "change_date": "2024-01-01"} for k in range(7)]
+    assert over_cap(items, [], item_cap=0, per_act_cap=50) == []
+    assert over_cap(items, [], item_cap=0, per_act_cap=6) == [i["id"] for i in items]

@@ -12,7 +12,7 @@ import dagster as dg
 
 from chpit_assets.bench import changes, eligibility, items
 from chpit_assets.bench.build_report import build_report as make_report
-from chpit_assets.bench.build_report import write_report
+from chpit_assets.bench.build_report import report_langs, write_report
 from chpit_assets.bench.core_split import CORE_SIZE
 from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR
 from chpit_assets.markdown import table
@@ -39,7 +39,7 @@ class ItemsConfig(dg.Config):
 
 
 class ReportConfig(dg.Config):
-    build_date: str | None = None           # the release date; never the wall clock (byte-identical reports)
+    build_date: str | None = None           # the release date, written as `built_at`; never the wall clock
 
 
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"duckdb"},
@@ -62,7 +62,8 @@ def act_changes(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
 def eligible_changes(
     context: dg.AssetExecutionContext, config: EligibleConfig, chpit: ChpitStore
 ) -> dg.MaterializeResult:
-    """B1-B12: the modified changes that can become items, every exclusion counted."""
+    """PROTOCOL §1.1-§1.4 (B1-B10, B12 precomputed per half): the changes the item loop can draw from,
+    every exclusion counted."""
     result = eligibility.update_eligible(chpit.store, context.partition_key, tuple(config.sources))
     return dg.MaterializeResult(
         data_version=data_version(result.eligible.write_csv().encode() + repr(result.stats()).encode()),
@@ -70,10 +71,12 @@ def eligible_changes(
             "sources": ", ".join(result.sources),
             "changes_considered": result.changes_considered,
             "eligible": result.eligible.height,
-            "halves_dropped_no_discriminating_unit": result.halves_dropped_no_discriminating_unit,
+            "halves_without_discriminating_unit": result.halves_without_discriminating_unit,
             "acts": result.act_outcomes.height,
             "acts_recomputed": result.acts_recomputed,
             "skips": dg.MetadataValue.md(table(["reason", "changes"], list(result.skips.items()))),
+            # Dropped before changes_considered, as the published query drops them: named, not silent.
+            "filtered": dg.MetadataValue.md(table(["reason", "changes"], list(result.filtered.items()))),
         },
     )
 
@@ -96,8 +99,9 @@ def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: C
             "items_new": s["items_new"],
             "items_published": s["items_published"],
             "selected_changes": s["selected"],
-            "capped_changes": s["capped"],
-            "core": s["core"]["size"],
+            "consumed_changes": s["consumed"],
+            "capped": s["capped"],
+            "core": s["core"]["items"],
             "examples": dg.MetadataValue.md(table(["id", "kind", "as_of", "question", "gold (start)"], examples)),
         },
     )
@@ -133,18 +137,20 @@ def build_report(context: dg.AssetExecutionContext, config: ReportConfig, chpit:
     report = make_report(chpit.store, config.build_date)
     path = chpit.build_dir / REPORT_NAME
     write_report(path, report)
+    langs = report_langs(report)
+    reasons = list(dict.fromkeys(r for lang in langs for r in report[lang]["skipped"]))
     rows = [
         (lang, report[lang]["changes_considered"], report[lang]["selected"], report[lang]["items"],
-         report[lang]["core"]["size"], *report[lang]["skips"].values())
-        for lang in report["languages"]
+         report[lang]["core"]["items"], *(report[lang]["skipped"].get(r, 0) for r in reasons))
+        for lang in langs
     ]
-    columns = ["lang", "considered", "selected", "items", "core", *report["skip_reasons"]]
+    columns = ["lang", "considered", "selected", "items", "core", *reasons]
     return dg.MaterializeResult(
         data_version=data_version(path.read_bytes()),
         metadata={
             "path": dg.MetadataValue.path(str(path)),
             "build": report["build"],
-            "languages": ", ".join(report["languages"]),
+            "languages": ", ".join(langs),
             "counts": dg.MetadataValue.md(table(columns, rows)),
         },
     )
