@@ -5,7 +5,10 @@ Input lines are items with an ``answer``: either benchmark items
 strings. ``id`` is copied to the output when present. Lines are read, scored
 and written one at a time, so a file of any size streams in constant memory.
 A bad line stops the run with its line number (exit status 2): a silently
-skipped answer would shift every reported share.
+skipped answer would shift every reported share. Stdin and files follow the
+same rules: bytes must be UTF-8 (a bad byte is named by line and offset), a
+line may nest JSON at most ``MAX_DEPTH`` levels (an item needs two), and an
+input without a single line says so on stderr.
 
 This module is the package's only I/O; the scorer itself stays pure.
 """
@@ -14,14 +17,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import asdict
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, BinaryIO, Iterable, Iterator
 
 from .core import score
 
-__all__ = ["InputError", "parse_item", "score_lines", "main"]
+__all__ = ["MAX_DEPTH", "InputError", "decoded_lines", "parse_item", "score_lines", "main"]
+
+MAX_DEPTH = 32
+"""Deepest JSON nesting a line may have; deeper input is refused before `json.loads` recurses."""
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 class InputError(ValueError):
@@ -46,12 +54,27 @@ def _edition_text(item: dict[str, Any], key: str, line_no: int) -> str:
     return value
 
 
+def _nesting(line: str) -> int:
+    """The deepest bracket nesting of a JSON line, strings left out (so brackets in a text do not count)."""
+    depth = deepest = 0
+    for ch in _STRING.sub("", line):
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def parse_item(line: str, line_no: int) -> tuple[Any, str, str, str]:
     """One JSONL line -> (id or None, answer, gold text, distractor text).
 
     ``answer`` may be null (a run that produced no answer scores as empty),
     but must be present: a missing key is more likely a wrong file.
     """
+    # Counting brackets is C-speed; only a line with more of them than MAX_DEPTH is scanned.
+    if line.count("[") + line.count("{") > MAX_DEPTH and _nesting(line) > MAX_DEPTH:
+        raise InputError(line_no, f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
         item = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -66,6 +89,18 @@ def parse_item(line: str, line_no: int) -> tuple[Any, str, str, str]:
     return item.get("id"), answer or "", _edition_text(item, "gold", line_no), _edition_text(
         item, "distractor", line_no
     )
+
+
+def decoded_lines(raw: Iterable[bytes]) -> Iterator[str]:
+    """Lines of a binary stream as text, strictly UTF-8: the one decoder for stdin and files alike."""
+    offset = 0
+    for line_no, line in enumerate(raw, start=1):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(line_no, f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line, "
+                                      f"byte {offset + exc.start} of the input)") from None
+        offset += len(line)
 
 
 def score_lines(lines: Iterable[str], *, fast: bool = True) -> Iterator[dict[str, Any]]:
@@ -138,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     where = "stdin" if args.input == "-" else args.input
     try:
-        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+        source: BinaryIO = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
     except OSError as exc:
         print(f"chpit-score: cannot read {args.input}: {exc.strerror}", file=sys.stderr)
         return 2
@@ -153,21 +188,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"chpit-score: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
         return 2
     ok = False
+    written = 0
     try:
-        for record in score_lines(source, fast=not args.reference):
+        for record in score_lines(decoded_lines(source), fast=not args.reference):
             sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            written += 1
             progress.step()
         ok = True
     except InputError as exc:
         progress.close()
         print(f"chpit-score: {where}: {exc}", file=sys.stderr)
         return 2
-    except UnicodeDecodeError as exc:
-        progress.close()
-        print(f"chpit-score: {where}: not UTF-8 text ({exc.reason} at byte {exc.start})", file=sys.stderr)
-        return 2
     finally:
-        if source is not sys.stdin:
+        if source is not sys.stdin.buffer:
             source.close()
         if partial is None:
             sink.flush()
@@ -178,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 os.unlink(partial)
     progress.close()
+    if written == 0:
+        # Not an error (an empty run log is a valid, empty result), but never silent: likely a wrong path or pipe.
+        print(f"chpit-score: {where}: empty input, no JSON lines to score; 0 verdicts written", file=sys.stderr)
     return 0
 
 

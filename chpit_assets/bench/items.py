@@ -23,6 +23,7 @@ import polars as pl
 
 from chpit_assets.corpus.store import Store, article_texts, registered, replace_rows
 
+from ..faults import kill_point
 from ..files import write_atomic
 from .core_split import CORE_SIZE, CoreSplit, select_core
 from .files import item_line, lines_bytes
@@ -461,6 +462,7 @@ def _collect_lines(con: duckdb.DuckDBPyConnection) -> None:
 
 def _write_file(build_dir: Path | str, lang: str, lines: list[bytes]) -> Path:
     path = bench_path(build_dir, lang)
+    kill_point("items.write")
     write_atomic(path, lines_bytes(lines))
     return path
 

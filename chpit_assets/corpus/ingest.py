@@ -25,6 +25,7 @@ import polars as pl
 
 from chpit_assets.akn.errors import AknError
 from chpit_assets.akn.parser import PARSER_VERSION, parse_edition
+from chpit_assets.faults import kill_point
 from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
 from chpit_assets.markdown import table
 
@@ -225,6 +226,7 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         _upsert_acts(con, act_rows, lang)
         sync_rows(con, "ch_act_alias", list(ALIAS_SCHEMA), "lang = ?", [lang], _frame(alias_rows, ALIAS_SCHEMA))
         sync_rows(con, "ch_act_version", ["version_id"], "lang = ?", [lang], _frame(version_rows, VERSION_SCHEMA))
+        kill_point("ingest.transaction")  # every row written, nothing committed yet
 
     report.parsed = sum(1 for r in version_rows if r["stage"] == PARSED)
     report.repeated_eids = {r["eli"]: r["n_repeated_eids"] for r in version_rows

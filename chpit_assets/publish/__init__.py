@@ -9,9 +9,11 @@ from .candidate import Candidate, load_candidate
 from .errors import GateFailed, PublishError, UploadError
 from .gate import CRITICAL_CHECKS, CountBounds, GateReport, evaluate_gate
 from .hub import HubTarget, hub_target
+from .oracle import OracleCheck, content_hash, oracle_check
 from .publication import Published, publish
 
 __all__ = [
-    "CRITICAL_CHECKS", "Candidate", "CountBounds", "GateFailed", "GateReport", "HubTarget", "Published",
-    "PublishError", "UploadError", "evaluate_gate", "hub_target", "load_candidate", "publish",
+    "CRITICAL_CHECKS", "Candidate", "CountBounds", "GateFailed", "GateReport", "HubTarget", "OracleCheck",
+    "Published", "PublishError", "UploadError", "content_hash", "evaluate_gate", "hub_target", "load_candidate",
+    "oracle_check", "publish",
 ]

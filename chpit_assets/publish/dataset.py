@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chpit_assets.bench.items import LICENCE, SOURCE
+from chpit_assets.faults import kill_point
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table_lines
 
@@ -131,4 +132,5 @@ def stage(candidate: Candidate, folder: Path, load_name: str) -> dict[str, str]:
         files[shard_path(lang, "full")] = parquet_bytes(candidate.items[lang])
     for rel, data in files.items():
         write_atomic(folder / rel, data)
+        kill_point("publish.dataset_write")  # a half-staged folder: the harness checks it never goes live
     return {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(files.items())}

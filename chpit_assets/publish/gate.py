@@ -19,15 +19,22 @@ from chpit_assets.bench.validate import duplicate_ids
 from chpit_assets.synthetic import is_synthetic_eli, is_synthetic_sr
 
 from .candidate import Candidate
+from .oracle import OracleCheck, content_hash
 from .schema import schema_errors
+
+ActCounts = dict[int, tuple[str, int]]
 
 CRITICAL_CHECKS: dict[str, str] = {
     "oracle_one": "R1: the oracle scored 1.000 grounded_correct, 0 errors, on exactly the core items to publish.",
+    "oracle_published": "R1 on every item to publish (core or not): the gate's own lookup by act_id, e_id and "
+                        "as_of returns the item's gold text and edition; the shards are re-checked against "
+                        "a sha256 per language of what it looked up, right before the swap.",
     "ids_unique": "B17: item ids are unique within each language.",
     "published_items_frozen": "B18: every item of the frozen record (frozen/{lang}.jsonl) is published unchanged.",
     "item_counts_in_bounds": "Per-language item counts within the configured bounds: the absolute floor "
-                             "(min_items), the cap (max_items) and at most max_drop fewer than the previous "
-                             "publication; and equal to build-report.json.",
+                             "(min_items), the cap (max_items), no act losing all its items and a language "
+                             "losing at most min(max_drop_share, max_drop_items) of the previous "
+                             "publication's items; and equal to build-report.json.",
     "texts_not_empty": "Every item has a non-empty question, gold.text and distractor.text.",
     "schema_exact": "Every item has exactly the card's fields, in order, with the card's types.",
     "no_synthetic_acts": "No item comes from a synthetic act (synthetic ELI host or SR range).",
@@ -36,15 +43,19 @@ CRITICAL_CHECKS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class CountBounds:
-    """Defaults fit the shipped sample (German 9 items, French and Italian none): German must have
-    items, no language may exceed the B14 cap, and no language may lose more than 10% of what the
-    previous publication had -- a collapse (a parser or builder regression emptying a language)
-    fails, while a language that never had items (fr/it on the sample) is simply not published.
-    A release sets its own floors, e.g. {"de": 4500, "fr": 4500, "it": 4500}."""
+    """Defaults fit the shipped sample: German must have items and no language may exceed the B14
+    cap. Against the live publication, no act may lose all its items and a language may lose at
+    most min(1% of its items, 25) -- at 5,000 items a bad edition can hide at most 25 removals, and
+    on the sample's 9 not one (issue 15 point 4). A language that never had items is simply not
+    published. A release sets its own floors, e.g. {"de": 4500, "fr": 4500, "it": 4500}."""
 
     min_items: Mapping[str, int] = field(default_factory=lambda: {"de": 1})
     max_items: int = ITEM_CAP
-    max_drop: float = 0.1
+    max_drop_share: float = 0.01
+    max_drop_items: int = 25
+
+    def allowed_drop(self, before: int) -> float:
+        return min(self.max_drop_share * before, self.max_drop_items)
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,8 @@ class CheckOutcome:
 class GateReport:
     candidate_digest: str
     outcomes: list[CheckOutcome]
+    checked: dict[str, str] = field(default_factory=dict)   # lang -> sha256 of the items the oracle looked up
+    count_changes: list[str] = field(default_factory=list)  # every act and language whose item count changed
 
     @property
     def passed(self) -> bool:
@@ -95,21 +108,45 @@ def _oracle(candidate: Candidate, failures: list[str], scored_ids: Mapping[str, 
     return out
 
 
-def _counts(candidate: Candidate, previous: Mapping[str, int], bounds: CountBounds) -> list[str]:
-    out = []
+def act_counts(items: list[dict]) -> ActCounts:
+    """{act_id: (label, items)} of one language's items; the label names the act for a reader."""
+    counts: dict[int, tuple[str, int]] = {}
+    for item in items:
+        act_id = item.get("act_id")
+        n = counts.get(act_id, ("", 0))[1]
+        counts[act_id] = (f"SR {item.get('sr_number')} {item.get('abbreviation')} (act_id {act_id})", n + 1)
+    return counts
+
+
+def _counts(candidate: Candidate, previous: Mapping[str, ActCounts], bounds: CountBounds
+            ) -> tuple[list[str], list[str]]:
+    """(offenders, changes): changes lists every language and act whose count moved, passed or not."""
+    out, changes = [], []
     for lang in dict.fromkeys([*candidate.items, *bounds.min_items, *previous]):
-        n = len(candidate.items.get(lang, []))
-        floor, before = bounds.min_items.get(lang, 0), previous.get(lang, 0)
+        now_acts, before_acts = act_counts(candidate.items.get(lang, [])), previous.get(lang, {})
+        n, before = sum(c for _, c in now_acts.values()), sum(c for _, c in before_acts.values())
+        floor = bounds.min_items.get(lang, 0)
         if n < floor:
             out.append(f"{lang}: {n} items, below the floor of {floor}")
         if n > bounds.max_items:
             out.append(f"{lang}: {n} items, above the maximum of {bounds.max_items}")
-        if n < before * (1 - bounds.max_drop):
-            out.append(f"{lang}: {n} items, the previous publication had {before} (more than {bounds.max_drop:.0%} fewer)")
+        if before - n > bounds.allowed_drop(before):
+            out.append(f"{lang}: {n} items, the previous publication had {before}: {before - n} fewer, more than "
+                       f"the {bounds.allowed_drop(before):g} allowed (min({bounds.max_drop_share:.0%}, "
+                       f"{bounds.max_drop_items}))")
+        if n != before:
+            changes.append(f"{lang}: {before} -> {n} items")
+        for act_id in sorted(set(now_acts) | set(before_acts), key=str):
+            label = (now_acts.get(act_id) or before_acts[act_id])[0]
+            was, now = before_acts.get(act_id, ("", 0))[1], now_acts.get(act_id, ("", 0))[1]
+            if was and not now:
+                out.append(f"{lang}: {label}: all {was} items lost")
+            if was != now:
+                changes.append(f"{lang}: {label}: {was} -> {now} items")
         reported = candidate.build_report.get(lang, {}).get("items", 0)
         if lang in candidate.items and reported != n:
             out.append(f"{lang}: build-report.json says {reported} items, bench-{lang}.jsonl has {n}")
-    return out
+    return out, changes
 
 
 def _empty_texts(lang: str, items: list[dict]) -> list[str]:
@@ -138,18 +175,23 @@ def evaluate_gate(
     *,
     oracle_failures: list[str],
     oracle_scored_ids: Mapping[str, set[str]],
+    published_oracle: OracleCheck,
     frozen: Mapping[str, list[dict]],
-    previous_counts: Mapping[str, int],
+    previous_acts: Mapping[str, ActCounts],
     bounds: CountBounds = CountBounds(),
 ) -> GateReport:
     """Every CRITICAL check over the candidate, in `CRITICAL_CHECKS` order.
 
     `oracle_failures`: the runs' `oracle_failures` reasons; `oracle_scored_ids`: per language the ids
-    the oracle scored (so the published core is exactly what it proved); `frozen`: the B18 record
-    per language; `previous_counts`: items per language in the live publication."""
+    the oracle scored (so the published core is exactly what it proved); `published_oracle`: the
+    gate's own oracle over this candidate's items (`oracle.oracle_check`); `frozen`: the B18 record
+    per language; `previous_acts`: per language {act_id: (label, items)} of the live publication."""
     found: dict[str, list[str]] = {name: [] for name in CRITICAL_CHECKS}
     found["oracle_one"] = _oracle(candidate, oracle_failures, oracle_scored_ids)
-    found["item_counts_in_bounds"] = _counts(candidate, previous_counts, bounds)
+    found["oracle_published"] = list(published_oracle.offenders)
+    if published_oracle.checked != {lang: content_hash(items) for lang, items in candidate.items.items()}:
+        found["oracle_published"].append("the oracle looked up other items than this candidate's")
+    found["item_counts_in_bounds"], changes = _counts(candidate, previous_acts, bounds)
     for lang, items in candidate.items.items():
         keyed = _keyed(items)
         found["ids_unique"] += [f"{lang}: {i}: duplicate id" for i in duplicate_ids(keyed)]
@@ -159,4 +201,5 @@ def evaluate_gate(
         found["texts_not_empty"] += _empty_texts(lang, keyed)
         found["schema_exact"] += [f"{lang}: {e}" for e in schema_errors(items)]
         found["no_synthetic_acts"] += _synthetic(lang, keyed)
-    return GateReport(candidate.digest(), [CheckOutcome(name, found[name]) for name in CRITICAL_CHECKS])
+    return GateReport(candidate.digest(), [CheckOutcome(name, found[name]) for name in CRITICAL_CHECKS],
+                      dict(published_oracle.checked), changes)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
+from chpit_assets.faults import kill_point
+
 from .errors import UploadError
 
 
@@ -35,6 +37,7 @@ def upload(folder: Path, target: HubTarget, commit_message: str) -> str:
     api = HfApi(endpoint=target.endpoint, token=target.token)
     try:
         api.create_repo(target.repo_id, repo_type="dataset", exist_ok=True)
+        kill_point("publish.upload")
         info = api.upload_folder(folder_path=folder, repo_id=target.repo_id, repo_type="dataset",
                                  commit_message=commit_message)
     except Exception as exc:  # huggingface_hub raises HTTP, OS and value errors alike; keep the cause

@@ -33,13 +33,19 @@ def sample_data(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.fixture
-def data(sample_data, tmp_path) -> Path:
-    """A private copy of the sample's data folder (the DuckDB store is not needed to publish)."""
-    out = tmp_path / "data"
+def copy_data(sample_data: Path, out: Path) -> Path:
+    """What publishing reads: build/, results/, report/ and the store (the gate's oracle looks every item up)."""
     for part in ("build", "results", "report"):
         shutil.copytree(sample_data / part, out / part)
+    for store_file in sample_data.glob("chpit.duckdb*"):
+        shutil.copy2(store_file, out / store_file.name)
     return out
+
+
+@pytest.fixture
+def data(sample_data, tmp_path) -> Path:
+    """A private copy of the sample's data folder."""
+    return copy_data(sample_data, tmp_path / "data")
 
 
 @pytest.fixture(autouse=True)

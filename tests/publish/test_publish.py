@@ -13,7 +13,7 @@ import yaml
 from chpit_assets.publish.folder import folder_files
 from chpit_assets.synthetic import SYNTHETIC_ELI_ROOT
 
-from .conftest import publish_run
+from .conftest import PUBLISH, copy_data, publish_run
 from .fake_hub import FakeHub
 
 HF = dg.AssetKey("hf_dataset")
@@ -37,7 +37,8 @@ def hf_metadata(result) -> dict:
 
 
 def leftovers(data) -> list[str]:
-    return sorted(p.name for p in data.iterdir() if p.name.startswith(".publish") or p.name.endswith(".previous"))
+    """Staged folders and a previous build left beside data/publish (the lock file is meant to stay)."""
+    return sorted(p.name for p in data.iterdir() if p.name.startswith(".publish-next") or p.name.endswith(".previous"))
 
 
 def test_publish_then_load_with_datasets(data, tmp_path):
@@ -47,11 +48,12 @@ def test_publish_then_load_with_datasets(data, tmp_path):
         result = publish_run(data, instance, {"frozen_dir": str(tmp_path / "frozen")})
     assert result.success
     assert {name: c.passed for name, c in checks(result).items()} == {
-        "oracle_one": True, "ids_unique": True, "published_items_frozen": True, "item_counts_in_bounds": True,
+        "oracle_one": True, "oracle_published": True, "ids_unique": True, "published_items_frozen": True, "item_counts_in_bounds": True,
         "texts_not_empty": True, "schema_exact": True, "no_synthetic_acts": True}
     publish = data / "publish"
     assert sorted(folder_files(publish)) == [
-        "README.md", "data/de/core-00000-of-00001.parquet", "data/de/full-00000-of-00001.parquet"]
+        "README.md", "data/de/core-00000-of-00001.parquet", "data/de/full-00000-of-00001.parquet",
+        "data/fr/core-00000-of-00001.parquet", "data/fr/full-00000-of-00001.parquet"]
     items = items_of(data)
     core = [i for i in items if i["core"]]
     ds = load_dataset(str(publish), "de", split="core", cache_dir=str(tmp_path / "hf-cache"))
@@ -62,26 +64,31 @@ def test_publish_then_load_with_datasets(data, tmp_path):
 
     card = (publish / "README.md").read_text()
     meta = yaml.safe_load(card.split("---")[1])
-    assert meta["license"] == "other" and meta["language"] == ["de"]
+    assert meta["license"] == "other" and meta["language"] == ["de", "fr"]
     assert meta["configs"] == [{"config_name": "de", "default": True, "data_files": [
-        {"split": "core", "path": "data/de/core-*.parquet"}, {"split": "full", "path": "data/de/full-*.parquet"}]}]
+        {"split": "core", "path": "data/de/core-*.parquet"}, {"split": "full", "path": "data/de/full-*.parquet"}]},
+        {"config_name": "fr", "data_files": [
+        {"split": "core", "path": "data/fr/core-*.parquet"}, {"split": "full", "path": "data/fr/full-*.parquet"}]}]
     assert "Fedlex data may be reused free of charge with source attribution" in card
-    assert "No items in this build for fr, it" in card and "| de | 7 | 5 | 9 | 9 | 9 |" in card
+    assert "No items in this build for it" in card and "| de | 7 | 5 | 9 | 9 | 9 |" in card
     assert "| identical_or_short | 2 | 0 | 0 |" in card
     assert "| recite | 9 | 55.6 | 44.4 |" in card  # the report's results table
     # no token, no repo: written locally, and the materialisation says so
     assert hf_metadata(result)["upload"] == "local only: repo_id and $HF_TOKEN not set"
+    meta = hf_metadata(result)
+    changes = meta["count_changes"].splitlines()  # a first publication: every language and act is new
+    assert meta["editions_on_last_good_file"] == 0 and changes[0] == "- de: 0 -> 9 items"
+    assert "- fr: 0 -> 1 items" in changes and all(line.endswith(" items") for line in changes)
+    assert set(meta["checked_sha256"]) == {"de", "fr", "it"}
     assert not (tmp_path / "frozen").exists() and leftovers(data) == []
 
 
 def test_two_publications_are_byte_identical(data, sample_data, tmp_path):
-    other = tmp_path / "elsewhere" / "data"
-    for part in ("build", "results", "report"):
-        shutil.copytree(sample_data / part, other / part)
+    other = copy_data(sample_data, tmp_path / "elsewhere" / "data")
     with dg.instance_for_test() as instance:
         assert publish_run(data, instance).success and publish_run(other, instance).success
     published = folder_files(data / "publish")
-    assert published == folder_files(other / "publish") and len(published) == 3
+    assert published == folder_files(other / "publish") and len(published) == 5
 
 
 def _duplicate_id(data) -> str:
@@ -144,11 +151,55 @@ def test_a_collapsed_language_is_refused_against_the_previous_publication(data):
         report = json.loads((data / "build" / "build-report.json").read_text())
         report["de"]["items"] = 4
         (data / "build" / "build-report.json").write_text(json.dumps(report))
-        result = publish_run(data, instance, {"max_drop": 0.5})
+        result = publish_run(data, instance, {"max_drop_share": 0.5})
         failing = {name: c for name, c in checks(result).items() if not c.passed}
         assert list(failing) == ["item_counts_in_bounds"]
-        assert "de: 4 items, the previous publication had 9" in failing["item_counts_in_bounds"].metadata["offenders"].value
-    assert folder_files(data / "publish") == before
+        meta = failing["item_counts_in_bounds"].metadata
+        assert "de: 4 items, the previous publication had 9: 5 fewer, more than the 4.5 allowed" in meta["offenders"].value
+        assert "- de: 9 -> 4 items" in meta["count_changes"].value  # and which acts moved, one line each
+        assert meta["count_changes"].value.count("\n- de: SR ") >= 1
+        # a drop within the configured bound passes, and still lists what changed
+        assert publish_run(data, instance, {"max_drop_share": 0.6}).success
+    assert folder_files(data / "publish") != before
+
+
+def test_a_gold_text_changed_in_bench_but_not_in_core_is_never_published(data):
+    """Issue 15 point 1, the tamper case: the runs' oracle scored core-de.jsonl, which is intact; the
+    gate's own oracle looks up every item of bench-de.jsonl, the file the publication is made from."""
+    with dg.instance_for_test() as instance:
+        assert publish_run(data, instance).success
+        before = folder_files(data / "publish")
+        items = items_of(data)
+        core = (data / "build" / "core-de.jsonl").read_bytes()
+        items[3]["gold"]["text"] += " Dieser Satz steht in keiner Fassung."
+        rewrite(data, items)
+        assert (data / "build" / "core-de.jsonl").read_bytes() == core
+        for selection in (PUBLISH, [HF]):
+            result = publish_run(data, instance, selection=selection)
+            assert not result.success
+            assert not result.asset_materializations_for_node("hf_dataset")
+            assert folder_files(data / "publish") == before and leftovers(data) == []
+        failing = {name: c for name, c in checks(publish_run(data, instance)).items() if not c.passed}
+        assert list(failing) == ["oracle_published"]
+        assert f"de: {items[3]['id']}: oracle " in failing["oracle_published"].description
+        alone = publish_run(data, instance, selection=[HF])
+        failure = next(e for e in alone.all_events if e.is_step_failure).step_failure_data.user_failure_data
+        assert failure.description.startswith(f"gate FAILED: oracle_published (de: {items[3]['id']}: oracle ")
+
+
+def test_a_crash_between_the_renames_is_repaired_even_when_the_next_gate_fails(data):
+    """Issue 15 point 2: killed between the swap's renames, then a run whose gate fails: the previous
+    build must be live again, not left in data/publish.previous."""
+    with dg.instance_for_test() as instance:
+        assert publish_run(data, instance).success
+        before = folder_files(data / "publish")
+        (data / "publish").rename(data / "publish.previous")
+        (data / ".publish-next-killed").mkdir()
+        (data / ".publish-next-killed" / "README.md").write_text("half a build")
+        (data / "results" / "oracle" / "de.scored.jsonl").unlink()  # this run's gate fails
+        result = publish_run(data, instance)
+        assert not result.success
+        assert folder_files(data / "publish") == before and leftovers(data) == []
 
 
 def test_upload_to_a_loopback_hub_then_the_frozen_record_grows(data, tmp_path, monkeypatch):
@@ -167,7 +218,7 @@ def test_upload_to_a_loopback_hub_then_the_frozen_record_grows(data, tmp_path, m
             assert 'load_dataset("overthelex/ch-pit", "de", split="core")' in commit.files["README.md"].decode()
             meta = hf_metadata(result)
             assert meta["upload"].endswith("/datasets/overthelex/ch-pit/commit/" + "0" * 39 + "1")
-            assert meta["frozen_added"] == {"de": 9}
+            assert meta["frozen_added"] == {"de": 9, "fr": 1}
             recorded = [json.loads(line) for line in (frozen / "de.jsonl").read_text().splitlines()]
             assert [i["id"] for i in recorded] == sorted(i["id"] for i in items_of(data))
             assert {i["recite_label"] for i in recorded} == {"grounded_correct", "grounded_wrong_version"}
@@ -175,7 +226,7 @@ def test_upload_to_a_loopback_hub_then_the_frozen_record_grows(data, tmp_path, m
 
             # The same build again: the record does not change; the gate now checks against it.
             again = publish_run(data, instance, config)
-            assert again.success and hf_metadata(again)["frozen_added"] == {"de": 0}
+            assert again.success and hf_metadata(again)["frozen_added"] == {"de": 0, "fr": 0}
             assert (frozen / "de.jsonl").read_bytes() == record
             assert all(c.passed for c in checks(again).values())
     finally:

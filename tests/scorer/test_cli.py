@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chpit_scorer import score
-from chpit_scorer.cli import _Progress
+from chpit_scorer.cli import MAX_DEPTH, _Progress
 from tests.scorer.fedlex_text import articles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,3 +130,56 @@ def test_bad_input_leaves_no_output_file_and_non_utf8_is_a_clear_error(tmp_path)
     done = subprocess.run([sys.executable, "-m", "chpit_scorer.cli", str(latin1), "-o", str(out)],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "not UTF-8" in done.stderr and not out.exists()
+
+
+def _run_bytes(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "chpit_scorer.cli", *args], input=stdin, capture_output=True,
+                          cwd=ROOT, timeout=120)
+
+
+GOOD_LINE = json.dumps(_items()[1], ensure_ascii=False).encode("utf-8")
+
+
+@pytest.mark.parametrize("via", ["stdin", "file"])
+def test_invalid_utf8_is_refused_the_same_on_stdin_and_from_a_file(via, tmp_path):
+    """Issue 15.5: stdin accepted bad bytes while a file refused them; now one decoder serves both."""
+    bad = b'{"answer": "Gr\xfcezi", "gold": "a", "distractor": "b"}'
+    data = GOOD_LINE + b"\n" + bad + b"\n"
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(data)
+    proc = _run_bytes([str(src)]) if via == "file" else _run_bytes([], stdin=data)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2
+    where = str(src) if via == "file" else "stdin"
+    offset = bad.index(b"\xfc")
+    assert err.startswith(f"chpit-score: {where}: line 2: not UTF-8 text (invalid start byte at byte {offset} ")
+    assert f"byte {len(GOOD_LINE) + 1 + offset} of the input" in err
+    assert len(proc.stdout.splitlines()) == 1  # the good first line was scored before the bad one
+
+
+@pytest.mark.parametrize("via", ["stdin", "file"])
+def test_deep_nesting_is_a_clear_error_not_a_recursion_error(via, tmp_path):
+    deep = b'{"answer": "x", "gold": "a", "distractor": "b", "extra": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    src = tmp_path / "deep.jsonl"
+    src.write_bytes(GOOD_LINE + b"\n" + deep + b"\n")
+    proc = _run_bytes([str(src)]) if via == "file" else _run_bytes([], stdin=src.read_bytes())
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "RecursionError" not in err and "Traceback" not in err
+    assert f"line 2: JSON nested deeper than {MAX_DEPTH} levels" in err
+
+
+def test_brackets_inside_texts_do_not_count_as_nesting():
+    gold = GOLD + " [" * 40 + '" {\\"' + "]" * 3
+    line = json.dumps({"answer": gold, "gold": gold, "distractor": DISTRACTOR, "meta": [[[1]]]})
+    proc = _run([], stdin=line + "\n")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["label"] == score(gold, gold, DISTRACTOR).label == "grounded_correct"
+
+
+@pytest.mark.parametrize("stdin", ["", "\n\n  \n"])
+def test_empty_input_says_so_on_stderr(stdin, tmp_path):
+    out = tmp_path / "verdicts.jsonl"
+    proc = _run(["-o", str(out)], stdin=stdin)
+    assert proc.returncode == 0
+    assert proc.stderr == "chpit-score: stdin: empty input, no JSON lines to score; 0 verdicts written\n"
+    assert out.read_bytes() == b""

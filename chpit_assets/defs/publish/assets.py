@@ -6,9 +6,15 @@ selects both, a failed check stops `hf_dataset` before it starts. `hf_dataset` e
 gate again on the exact candidate it publishes and refuses on failure: a run that selects it alone,
 or a build that changed after the gate ran, cannot publish either. Settings are one resource,
 `publication`, shared by the checks and `hf_dataset` (run config `resources: {publication: ...}`).
+
+Both evaluate the gate holding the publisher lock, after repairing what a killed publication
+left (`publish.folder.recover`): a swap interrupted in a previous run is undone or completed
+before anything is read, whether this run's gate then passes or not.
 """
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import dagster as dg
 
@@ -25,7 +31,10 @@ from chpit_assets.publish import (
     load_candidate,
     publish,
 )
-from chpit_assets.publish.folder import published_counts
+from chpit_assets.pit.tools import PitTools
+from chpit_assets.publish.folder import publisher_lock, published_acts, recover
+from chpit_assets.publish.last_good import editions_on_last_good_file
+from chpit_assets.publish.oracle import oracle_check
 from chpit_assets.runs.runner import read_jsonl, scored_path
 
 from ..partitions import BENCH_LANGS
@@ -45,10 +54,12 @@ class Publication(dg.ConfigurableResource):
     frozen_dir: str = DEFAULT_FROZEN_DIR  # B18 record: checked by the gate, grown after an upload
     min_items: dict[str, int] = {"de": 1}   # absolute floor per language
     max_items: int = ITEM_CAP               # per language (B14)
-    max_drop: float = 0.1                   # at most this share fewer items than the live publication
+    max_drop_share: float = 0.01            # a language may lose at most min(this share of the live
+    max_drop_items: int = 25                # publication's items, this many); an act never all of them
+    lock_wait_s: float = 600.0              # how long a second publisher waits for the first
 
     def bounds(self) -> CountBounds:
-        return CountBounds(dict(self.min_items), self.max_items, self.max_drop)
+        return CountBounds(dict(self.min_items), self.max_items, self.max_drop_share, self.max_drop_items)
 
 
 PUBLICATION = Publication.configure_at_launch()
@@ -59,22 +70,49 @@ def _candidate(chpit: ChpitStore) -> Candidate:
     return load_candidate(chpit.build_dir, chpit.results_dir, chpit.report_dir, BENCH_LANGS)
 
 
+@contextmanager
+def publishing(chpit: ChpitStore, publication: Publication, log) -> Iterator[None]:
+    """The publisher lock (a second publisher waits, then fails naming the lock), and first of all
+    the repair of what a killed publication left."""
+    with publisher_lock(chpit.publish_dir, publication.lock_wait_s):
+        for line in recover(chpit.publish_dir, chpit.build_dir):
+            log.warning(f"publish: {line}")
+        yield
+
+
 def run_gate(chpit: ChpitStore, publication: Publication) -> tuple[Candidate, GateReport]:
-    """The CRITICAL gate over the current build, against the live publication and the frozen record."""
+    """The CRITICAL gate over the current build, against the live publication and the frozen record.
+    Call it inside `publishing`. The oracle looks up every item of this very candidate."""
     candidate = _candidate(chpit)
     scored = {}
     for lang in BENCH_LANGS:
         path = scored_path(chpit.results_dir, "oracle", lang)
         scored[lang] = {line["id"] for line in read_jsonl(path)} if path.exists() else set()
+    tools = PitTools(chpit.released_store())
+    with tools.session():
+        published_oracle = oracle_check(candidate.items, tools)
     report = evaluate_gate(
         candidate,
         oracle_failures=oracle_failures(chpit),
         oracle_scored_ids=scored,
+        published_oracle=published_oracle,
         frozen={lang: load_frozen(publication.frozen_dir, lang) for lang in BENCH_LANGS},
-        previous_counts=published_counts(chpit.publish_dir),
+        previous_acts=published_acts(chpit.publish_dir),
         bounds=publication.bounds(),
     )
     return candidate, report
+
+
+def gate_notes(chpit: ChpitStore, gate: GateReport) -> dict:
+    """What the gate shows besides pass/fail (on item_counts_in_bounds and hf_dataset): the count changes,
+    the editions on their last good file and the sha256 per language of what the oracle checked."""
+    last_good = editions_on_last_good_file(chpit.released_store())
+    return {
+        "count_changes": offenders_md(gate.count_changes),
+        "editions_on_last_good_file": len(last_good),
+        "last_good_editions": offenders_md(last_good),
+        "checked_sha256": dg.MetadataValue.json(gate.checked),
+    }
 
 
 def offenders_md(offenders: list[str], limit: int = 50) -> dg.MetadataValue:
@@ -86,6 +124,9 @@ def offenders_md(offenders: list[str], limit: int = 50) -> dg.MetadataValue:
 def publish_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
     """The candidate publication; its CRITICAL blocking checks must pass before hf_dataset runs."""
     candidate = _candidate(chpit)
+    last_good = editions_on_last_good_file(chpit.released_store())
+    if last_good:
+        context.log.warning(f"publish_gate: {len(last_good)} editions on their last good file: {last_good[:5]}")
     return dg.MaterializeResult(
         data_version=dg.DataVersion(candidate.digest()[:16]),
         metadata={
@@ -94,6 +135,8 @@ def publish_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
             **{f"{lang}_items": len(items) for lang, items in candidate.items.items()},
             **{f"{lang}_core": len(candidate.core(lang)) for lang in candidate.items},
             "results_table": candidate.results_md is not None,
+            "editions_on_last_good_file": len(last_good),
+            "last_good_editions": offenders_md(last_good),
         },
     )
 
@@ -102,23 +145,25 @@ def publish_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
           resource_defs={"publication": PUBLICATION})
 def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication: Publication) -> dg.MaterializeResult:
     """data/publish/: parquet shards per language and split, the dataset card; Hub upload when configured."""
-    candidate, gate = run_gate(chpit, publication)
-    if not gate.passed:
-        # The same failure the blocking checks show; raised here too so nothing is published.
-        raise dg.Failure(
-            description=f"{gate.summary()}; data/publish/ left as it was",
-            metadata={o.name: offenders_md(o.offenders) for o in gate.outcomes if not o.passed},
-        )
-    target, local_reason = hub_target(publication.repo_id, os.environ.get(publication.token_env),
-                                      publication.token_env, publication.hub_endpoint)
-    try:
-        result = publish(candidate, gate, chpit.publish_dir, hub=target, local_reason=local_reason,
-                         frozen_dir=publication.frozen_dir, load_name=publication.repo_id or LOCAL_LOAD_NAME)
-    except GateFailed as exc:
-        raise dg.Failure(description=str(exc)) from exc
-    except UploadError as exc:
-        raise dg.Failure(description=f"{exc}; {chpit.publish_dir} holds the gated build, the frozen record is "
-                                     "unchanged; re-run hf_dataset to retry the upload") from exc
+    with publishing(chpit, publication, context.log):
+        candidate, gate = run_gate(chpit, publication)
+        notes = gate_notes(chpit, gate)
+        if not gate.passed:
+            # The same failure the blocking checks show; raised here too so nothing is published.
+            raise dg.Failure(
+                description=f"{gate.summary()}; data/publish/ left as it was",
+                metadata={**{o.name: offenders_md(o.offenders) for o in gate.outcomes if not o.passed}, **notes},
+            )
+        target, local_reason = hub_target(publication.repo_id, os.environ.get(publication.token_env),
+                                          publication.token_env, publication.hub_endpoint)
+        try:
+            result = publish(candidate, gate, chpit.publish_dir, hub=target, local_reason=local_reason,
+                             frozen_dir=publication.frozen_dir, load_name=publication.repo_id or LOCAL_LOAD_NAME)
+        except GateFailed as exc:
+            raise dg.Failure(description=f"{exc}; data/publish/ left as it was", metadata=notes) from exc
+        except UploadError as exc:
+            raise dg.Failure(description=f"{exc}; {chpit.publish_dir} holds the gated build, the frozen record "
+                                         "is unchanged; re-run hf_dataset to retry the upload") from exc
     if result.local_reason:
         context.log.warning(f"hf_dataset: {result.local_reason}; written to {result.folder} only")
     else:
@@ -134,5 +179,6 @@ def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication
             "files": dg.MetadataValue.md("\n".join(f"- `{p}` {h[:16]}" for p, h in result.files.items())),
             "upload": result.commit_url or result.local_reason,
             "frozen_added": dg.MetadataValue.json(result.frozen_added),
+            **notes,
         },
     )

@@ -10,7 +10,7 @@ import dagster as dg
 from chpit_assets.publish import CRITICAL_CHECKS
 
 from ..resources import ChpitStore
-from .assets import PUBLICATION, Publication, offenders_md, publish_gate, run_gate
+from .assets import PUBLICATION, Publication, gate_notes, offenders_md, publish_gate, publishing, run_gate
 
 
 @dg.multi_asset_check(
@@ -18,8 +18,10 @@ from .assets import PUBLICATION, Publication, offenders_md, publish_gate, run_ga
            for name, description in CRITICAL_CHECKS.items()],
     resource_defs={"publication": PUBLICATION},
 )
-def publication_gate(chpit: ChpitStore, publication: Publication):
-    _, gate = run_gate(chpit, publication)
+def publication_gate(context: dg.AssetCheckExecutionContext, chpit: ChpitStore, publication: Publication):
+    with publishing(chpit, publication, context.log):
+        _, gate = run_gate(chpit, publication)
+    notes = gate_notes(chpit, gate)
     for outcome in gate.outcomes:
         yield dg.AssetCheckResult(
             check_name=outcome.name,
@@ -31,5 +33,6 @@ def publication_gate(chpit: ChpitStore, publication: Publication):
                 "failing": len(outcome.offenders),
                 "offenders": offenders_md(outcome.offenders),
                 "candidate": gate.candidate_digest,
+                **(notes if outcome.name == "item_counts_in_bounds" else {}),
             },
         )
