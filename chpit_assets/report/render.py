@@ -85,6 +85,12 @@ def to_markdown(report: dict) -> str:
     if report["tools"]:
         out += ["", "## Tools (agentic)", ""]
         out += table_lines(_TOOLS_HEADER, [_tools_cells(t) for t in report["tools"]])
+    if report.get("abstention"):
+        out += ["", "## Cite or abstain (verified systems)", ""]
+        out += table_lines(
+            ["system", "lang", "n", "abstained %", "answered", "wrong version % of answered", "correct % of answered"],
+            [[a["system"], a["lang"], str(a["n"]), fmt(a["abstained_pct"]), str(a["answered"]),
+              fmt(a["wrong_version_answered_pct"]), fmt(a["correct_answered_pct"])] for a in report["abstention"]])
     if report["tools_published"]:
         out += ["", "## Tools, published shape (PROTOCOL §5)", "", tools_table(report["tools_published"]).rstrip("\n")]
     return "\n".join(out) + "\n"

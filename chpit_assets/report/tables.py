@@ -117,6 +117,27 @@ def _tools_row(lines: list[dict]) -> dict:
     }
 
 
+def _abstention_rows(system: str, lines: list[dict], langs: list[str]) -> list[dict]:
+    """Cite or abstain (issue 16), for the systems whose lines say whether they abstained: how often,
+    and the wrong-version share among the answers that were given (abstaining is never wrong-version,
+    so only this share says whether verification kept wrong editions out)."""
+    if not any("abstained" in line for line in lines):
+        return []
+    rows = []
+    for lang in [*langs, "all"]:
+        subset = [l for l in lines if lang == "all" or l["lang"] == lang]
+        if not subset:
+            continue
+        given = [l for l in subset if not l.get("abstained")]
+        wrong = sum(l["verdict"]["label"] == WRONG for l in given)
+        correct = sum(l["verdict"]["label"] == CORRECT for l in given)
+        rows.append({"system": system, "lang": lang, "n": len(subset), "abstained": len(subset) - len(given),
+                     "abstained_pct": pct(len(subset) - len(given), len(subset)), "answered": len(given),
+                     "wrong_version_answered_pct": pct(wrong, len(given)),
+                     "correct_answered_pct": pct(correct, len(given))})
+    return rows
+
+
 def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
     """All report tables from {system key: scored lines (any languages)}. Deterministic in its input."""
     scored = {key: list(lines) for key, lines in scored.items()}
@@ -152,6 +173,7 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         if parse_system_key(system).base_mode == "agentic":
             tools.append({"system": system, "lang": "all", **_tools_row(lines)})
 
+    abstention = [row for system in systems for row in _abstention_rows(system, scored[system], langs)]
     item_ids = {lang: {l["id"] for lines in scored.values() for l in lines if l["lang"] == lang} for lang in langs}
     date_sensitive = {}
     for lang in langs:
@@ -167,6 +189,7 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         "rows": rows,
         "date_sensitive": date_sensitive,
         "tools": tools,
+        "abstention": abstention,
         # §5's tools report with the published keys, beside ours (same lines, the published definitions).
         "tools_published": tools_report(scored),
     }

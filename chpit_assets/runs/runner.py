@@ -35,7 +35,8 @@ VERDICT_FIELDS = ("label", "gold_coverage", "distractor_coverage", "shared_cover
 # Item fields the report needs next to each verdict (R4), copied into the scored view.
 ITEM_FIELDS = ("id", "lang", "act_id", "sr_number", "article_number", "e_id", "as_of", "kind", "gold_is_current", "recite_label")
 # The published mode extras (PROTOCOL §4, §5), carried into the scored view when a line has them.
-VIEW_EXTRAS = ("context_empty", "tool_result", "n_tool_calls", "as_of_any", "as_of_passed", "sr_article_correct")
+VIEW_EXTRAS = ("context_empty", "tool_result", "n_tool_calls", "as_of_any", "as_of_passed", "sr_article_correct",
+               "abstained")  # the last: cite or abstain (issue 16), for the report's abstention table
 
 
 def results_path(results_dir: Path | str, system_key: str, lang: str) -> Path:

@@ -137,3 +137,22 @@ def test_report_md_shows_the_published_tools_table_beside_ours():
     ours, published = md.index("## Tools (agentic)"), md.index("## Tools, published shape (PROTOCOL §5)")
     assert ours < published and "| " + " | ".join(TOOLS_HEADER) + " |" in md[published:]
     assert list(report["tools_published"]) == ["m/agentic"] and report["tools_published"]["m/agentic"]["n"] == 2
+
+
+def test_verified_systems_get_an_abstention_rate_and_the_wrong_version_share_of_what_they_answered():
+    # d1 answered correctly, d3 answered with the wrong edition, d2/d4 and f1 abstained, f2 answered correctly.
+    given = {"d1": "grounded_correct", "d3": "grounded_wrong_version", "f2": "grounded_correct"}
+    lines = []
+    for item_id in ITEMS:
+        abstained = item_id not in given
+        entry = line(item_id, "m/pit+verify", "ungrounded" if abstained else given[item_id])
+        lines.append({**entry, "abstained": abstained, "answer": "" if abstained else "…"})
+    report = build_report({"m/pit+verify": lines, "m/pit": [line(i, "m/pit", "grounded_correct") for i in ITEMS]})
+    rows = {(a["system"], a["lang"]): a for a in report["abstention"]}
+    assert set(rows) == {("m/pit+verify", "de"), ("m/pit+verify", "fr"), ("m/pit+verify", "all")}  # unverified: none
+    de, fr, every = rows[("m/pit+verify", "de")], rows[("m/pit+verify", "fr")], rows[("m/pit+verify", "all")]
+    assert (de["n"], de["abstained"], de["answered"], de["abstained_pct"]) == (4, 2, 2, 50.0)
+    assert (de["wrong_version_answered_pct"], de["correct_answered_pct"]) == (50.0, 50.0)
+    assert (fr["abstained"], fr["wrong_version_answered_pct"], fr["correct_answered_pct"]) == (1, 0.0, 100.0)
+    assert (every["n"], every["abstained"], every["wrong_version_answered_pct"]) == (6, 3, round(100 / 3, 2))
+    assert "## Cite or abstain (verified systems)" in to_markdown(report)
