@@ -127,6 +127,12 @@ class SearchIndex:
             # phrases are searched there, not in the hundred other acts that share them.
             sr_number = citation.sr_number
         params = {"as_of": as_of.isoformat(), "sr": sr_number}
+        # Scoped to one act, the text strategies read only the row-id ranges of its editions in force
+        # (an edition's articles are inserted together, so they are one range): FTS5 then seeks
+        # into each posting list instead of scoring every match in the index and filtering after.
+        ranges = None if sr_number is None else db.execute(
+            f"SELECT min(a.id), max(a.id) FROM article a JOIN edition e USING (version_id) WHERE {_IN_FORCE} "
+            "GROUP BY e.version_id ORDER BY e.version_id", params).fetchall()
         tokens = words(query, self.lang)
         informative = self.informative(db, "words", tokens)
         rankings: dict[str, list[int]] = {}
@@ -137,14 +143,15 @@ class SearchIndex:
         phrases = [e for e in (phrase_expression(p, self.lang) for p in quoted_phrases(query)) if e]
         if phrases:
             # Phrases are position lookups, cheap whatever their words' frequency: no term is dropped.
-            rankings["phrase"] = self._ranked(db, "words", f"bm25(words, {weights})", " OR ".join(phrases), params)
+            rankings["phrase"] = self._ranked(db, "words", f"bm25(words, {weights})", " OR ".join(phrases), params,
+                                              ranges)
         for name, operator in (("words_all", "AND"), ("words_any", "OR")):
             expression = match_expression(informative, operator)
             if expression:
-                rankings[name] = self._ranked(db, "words", f"bm25(words, {weights})", expression, params)
+                rankings[name] = self._ranked(db, "words", f"bm25(words, {weights})", expression, params, ranges)
         gram_expression = match_expression(self.informative(db, "grams", grams(" ".join(tokens))), "OR")
         if gram_expression:
-            rankings["grams"] = self._ranked(db, "grams", "bm25(grams)", gram_expression, params)
+            rankings["grams"] = self._ranked(db, "grams", "bm25(grams)", gram_expression, params, ranges)
         return self._fuse(db, rankings, tokens, limit)
 
     def informative(self, db: sqlite3.Connection, table: str, tokens: list[str]) -> list[str]:
@@ -157,11 +164,20 @@ class SearchIndex:
         limit = max(1, MAX_DF_SHARE * self._articles)
         return [t for t in unique if 0 < counts.get(t, 0) <= limit]
 
-    def _ranked(self, db: sqlite3.Connection, table: str, rank: str, expression: str, params: dict) -> list[int]:
-        sql = (f"SELECT a.id FROM {table} f JOIN article a ON a.id = f.rowid JOIN edition e USING (version_id) "
-               f"WHERE {table} MATCH :q AND {_IN_FORCE} "
-               f"ORDER BY {rank}, e.sr_number, e.version_id, a.e_id, a.occurrence LIMIT {CANDIDATES}")
-        return [r[0] for r in db.execute(sql, {**params, "q": expression})]
+    def _ranked(self, db: sqlite3.Connection, table: str, rank: str, expression: str, params: dict,
+                ranges: list[tuple[int, int]] | None) -> list[int]:
+        """The best CANDIDATES matches in force, by BM25 (global statistics either way), then the key."""
+        sql = (f"SELECT a.id, {rank} AS score, e.sr_number, e.version_id, a.e_id, a.occurrence FROM {table} f "
+               f"JOIN article a ON a.id = f.rowid JOIN edition e USING (version_id) "
+               f"WHERE {table} MATCH :q AND {_IN_FORCE} {{within}} "
+               f"ORDER BY score, e.sr_number, e.version_id, a.e_id, a.occurrence LIMIT {CANDIDATES}")
+        if ranges is None:
+            rows = db.execute(sql.format(within=""), {**params, "q": expression}).fetchall()
+        else:
+            rows = [row for lo, hi in ranges for row in db.execute(
+                sql.format(within="AND f.rowid BETWEEN :lo AND :hi"), {**params, "q": expression, "lo": lo, "hi": hi})]
+            rows.sort(key=lambda r: r[1:])
+        return [r[0] for r in rows[:CANDIDATES]]
 
     def _cited(self, db: sqlite3.Connection, citation: Citation, params: dict) -> tuple[list[int], list[int]]:
         """Articles carrying the cited number: (those of the act the query names, by SR number or
