@@ -207,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--systems",
         default=",".join(DEFAULT_RUN_SYSTEMS),
-        help="comma-separated system keys: oracle, recite, <model-slug>/{closed,current,pit,agentic}",
+        help="comma-separated system keys: oracle, recite, cite/current, cite/pit, search/pit (no model; the "
+             "default), <model-slug>/{closed,current,pit,agentic,pit+verify,agentic+search,agentic+verify,"
+             "agentic+search+verify}",
     )
     fedlex = run_parser.add_argument_group("Fedlex", "where the catalog and the XML editions come from")
     fedlex.add_argument("--source", choices=("sample", "live"), default="sample",

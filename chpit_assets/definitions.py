@@ -21,6 +21,7 @@ from .executors import chpit_executor
 OWNERS = {
     "fedlex": "team:fedlex-ingest",
     "bench": "team:bench-builder",
+    "search": "team:bench-builder",
     "runs": "team:bench-runs",
     "report": "team:bench-runs",
     "publish": "team:publication",
