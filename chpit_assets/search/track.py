@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 from chpit_assets.bench.questions import format_date
 from chpit_scorer import normalise
@@ -86,6 +87,11 @@ def search_item_id(item_id: str) -> str:
     return hashlib.sha1(f"search|{item_id}".encode()).hexdigest()[:16]
 
 
+def track_path(build_dir: Path | str, lang: str) -> Path:
+    """The search track's file beside the build's bench-{lang}.jsonl."""
+    return Path(build_dir) / f"search-{lang}.jsonl"
+
+
 @dataclass
 class TrackBuild:
     items: list[dict]
@@ -93,7 +99,7 @@ class TrackBuild:
 
 
 def build_track(items: Iterable[dict], other_articles: Callable[[int, str], list[str]]) -> TrackBuild:
-    """Search-track items from benchmark items (id order kept). `other_articles(version_id, e_id)`
+    """Search-track items from benchmark items, sorted by id. `other_articles(version_id, e_id)`
     gives the texts of every other article of that edition (T3)."""
     out = TrackBuild([])
     for item in items:
@@ -107,4 +113,18 @@ def build_track(items: Iterable[dict], other_articles: Callable[[int, str], list
                                    date.fromisoformat(item["as_of"]), phrase)
         out.items.append({**item, "id": search_item_id(item["id"]), "question": question, "phrase": phrase,
                           "core": False})
+    out.items.sort(key=lambda i: i["id"])
     return out
+
+
+def other_articles_from(con) -> Callable[[int, str], list[str]]:
+    """`build_track`'s `other_articles` over a store connection: one read per edition, kept."""
+    cache: dict[int, list[tuple[str, str]]] = {}
+
+    def others(version_id: int, e_id: str) -> list[str]:
+        if version_id not in cache:
+            cache[version_id] = con.execute(
+                "SELECT e_id, text FROM ch_act_article WHERE version_id = ?", [version_id]).fetchall()
+        return [text for other, text in cache[version_id] if other != e_id]
+
+    return others

@@ -2,8 +2,13 @@
 
 import dagster as dg
 
+from chpit_assets.bench.files import jsonl_bytes
+from chpit_assets.bench.items import load_items
+from chpit_assets.files import write_atomic
 from chpit_assets.search.index import build_index
+from chpit_assets.search.track import SKIPS, build_track, other_articles_from, track_path
 
+from ..metadata import data_version
 from ..partitions import lang_partitions
 from ..resources import ChpitStore
 
@@ -26,4 +31,23 @@ def search_index(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
             "editions_indexed_now": result.editions_added,
             "editions_removed_now": result.editions_removed,
         },
+    )
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["core_split"], kinds={"json"})
+def search_track(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
+    """The search track (an extra config, never mixed into core/full): each benchmark item asked by a
+    distinctive phrase of its wording instead of its number (chpit_assets/search/track.py), in
+    data/build/search-{lang}.jsonl; skipped items counted by reason."""
+    lang = context.partition_key
+    items = load_items(chpit.store, lang)
+    with chpit.store.connect(read_only=True) as con:
+        track = build_track(items, other_articles_from(con))
+    path = track_path(chpit.build_dir, lang)
+    data = jsonl_bytes(track.items)
+    write_atomic(path, data)
+    return dg.MaterializeResult(
+        data_version=data_version(data),
+        metadata={"path": dg.MetadataValue.path(str(path)), "items": len(track.items), "of_bench_items": len(items),
+                  "skipped": dg.MetadataValue.json({k: track.skipped.get(k, 0) for k in SKIPS})},
     )
