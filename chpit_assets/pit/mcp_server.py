@@ -34,8 +34,8 @@ from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 
 from chpit_assets.corpus.store import Store
 
-from .errors import BadCall, clip
-from .schema import DESCRIPTIONS, PARAMETERS, TOOL_NAMES
+from .errors import BadCall, UnknownTool, clip
+from .schema import DESCRIPTIONS, PARAMETERS, SEARCH_ARGUMENTS, TOOL_NAMES
 from .tools import PitTools, call_tool
 
 SERVER_NAME = "chpit-pit"
@@ -56,20 +56,23 @@ class PitServer(MCPServer):
     """MCPServer whose tool list and calls are `TOOL_SPECS` and `call_tool`: the SDK's own tool
     registry would derive a second schema from function signatures and ignore unknown arguments."""
 
-    def __init__(self, tools: PitTools):
+    def __init__(self, tools: PitTools, names: tuple[str, ...] = TOOL_NAMES):
         super().__init__(SERVER_NAME, instructions=INSTRUCTIONS)
         self.tools = tools
+        self.names = names  # the published three; with a search index, ch_search_articles too
 
     async def list_tools(self) -> list[Tool]:
         return [Tool(name=name, description=DESCRIPTIONS[name], input_schema=PARAMETERS[name], annotations=_READ_ONLY)
-                for name in TOOL_NAMES]
+                for name in self.names]
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
-        return PARAMETERS.get(name)
+        return PARAMETERS.get(name) if name in self.names else None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
         said = clip(arguments, LOG_ARGUMENTS)
         try:
+            if name not in self.names:
+                raise UnknownTool(f"unknown tool {clip(name)}; tools are {', '.join(self.names)}")
             # DuckDB calls block; a worker thread keeps the event loop serving other requests.
             result = await anyio.to_thread.run_sync(call_tool, self.tools, name, arguments)
         except BadCall as exc:
@@ -93,8 +96,8 @@ class _BoundedLines(logging.Filter):
         return True
 
 
-def build_server(tools: PitTools) -> PitServer:
-    return PitServer(tools)
+def build_server(tools: PitTools, search: bool = False) -> PitServer:
+    return PitServer(tools, TOOL_NAMES + (tuple(SEARCH_ARGUMENTS) if search else ()))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -103,6 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--store", type=Path, default=Path("data/chpit.duckdb"), help="the DuckDB store")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback only)")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port")
+    parser.add_argument("--search-dir", type=Path, default=None,
+                        help="the search_index folder (data/search): also serve ch_search_articles (issue 16)")
     parser.add_argument("--today", type=date.fromisoformat, default=None,
                         help="fix the date calls without as_of use (reproducible runs); default: today in Zurich")
     args = parser.parse_args(argv)
@@ -115,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     handler.addFilter(_BoundedLines())
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
-    server = build_server(PitTools(Store(args.store), today=args.today))
+    server = build_server(PitTools(Store(args.store), today=args.today, search_dir=args.search_dir),
+                          search=args.search_dir is not None)
     if args.transport == "stdio":
         server.run("stdio")
     else:

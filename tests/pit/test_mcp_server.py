@@ -167,3 +167,29 @@ def test_refuses_a_missing_store(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "no store at" in done.stderr
     assert not (tmp_path / "no.duckdb").exists()
+
+
+def test_with_a_search_index_the_server_also_serves_ch_search_articles(store, tmp_path):
+    """`--search-dir` adds the fourth tool with its schema; without it the published three only, and a
+    call to ch_search_articles is refused as an unknown tool."""
+    from chpit_assets.pit.schema import SEARCH_TOOL_SPECS
+    from chpit_assets.search.index import build_index
+
+    with store.connect(read_only=True) as con:
+        build_index(con, "de", tmp_path / "search")
+    with_search = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=_server_args(
+        store, "--transport", "stdio", "--search-dir", str(tmp_path / "search")))
+
+    async def body(c):
+        listed = (await c.list_tools()).tools
+        found = await c.call_tool("ch_search_articles", {"query": "Art. 1 TG", "as_of": "2020-05-05"})
+        return listed, found
+
+    listed, found = _run(with_search, body)
+    assert [t.name for t in listed] == [s["function"]["name"] for s in SEARCH_TOOL_SPECS]
+    assert listed[-1].input_schema == SEARCH_TOOL_SPECS[-1]["function"]["parameters"]
+    hit = json.loads(found.content[0].text)["hits"][0]
+    assert (hit["sr_number"], hit["article_number"], hit["version"]["date_applicability"]) == ("999.1", "1", "2020-01-01")
+    plain = StdioServerParameters(command=sys.executable, args=_server_args(store, "--transport", "stdio"), cwd=str(ROOT))
+    refused = _run(plain, lambda c: c.call_tool("ch_search_articles", {"query": "x"}))
+    assert refused.is_error and "unknown tool" in refused.content[0].text
