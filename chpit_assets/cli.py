@@ -54,6 +54,7 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
         label = f"{job_name} [{partition}]" if partition else job_name
         print(f"{label}: {'ok' if result.success else 'FAILED'} (run {result.run_id})", flush=True)
         if not result.success:
+            _print_failures(result)
             return 1
     bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
     refusal = _unconfirmed_spend(systems, bench_langs, model_config, runs_config or {})
@@ -78,6 +79,14 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
         return 1
     print("outputs: data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}, data/publish/")
     return outcome
+
+
+def _print_failures(result) -> None:
+    """Each failed step and why, on stderr: the error names the act, edition, file or url (a bad
+    Fedlex file, say), so the operator need not open the UI to learn which."""
+    for event in result.get_step_failure_events():
+        message = event.step_failure_data.error.message.strip() if event.step_failure_data.error else "failed"
+        print(f"  {event.step_key}: {message}", file=sys.stderr)
 
 
 def _unconfirmed_spend(systems: list[str], langs: list[str], model_config: dict, runs_config: dict) -> str:

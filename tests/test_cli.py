@@ -168,3 +168,32 @@ def test_the_exit_code_says_whether_some_or_all_items_errored(errored, code, cap
     assert f"m/closed [de]: {4 - errored[0]} answered, {errored[0]} errored" in out
     if code:
         assert "commonest error: ModelCallError: HTTP 500" in err
+
+
+def test_a_bad_new_file_for_a_parsed_edition_keeps_its_items_fails_and_names_the_file(tmp_path):
+    """Issue 15 acceptance: one already-parsed edition's file replaced by Fedlex's HTML error page. The
+    edition keeps its articles and items (its last good parse), the command exits non-zero and says
+    which file."""
+    import hashlib
+    import shutil
+
+    sample = tmp_path / "sample"
+    shutil.copytree(SAMPLE, sample)
+    env = {"CHPIT_SAMPLE_DIR": str(sample)}
+    first = run_cli(tmp_path, "--systems", "oracle", **env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    bench = (tmp_path / "data/build/bench-de.jsonl").read_bytes()
+    assert b'"e_id": "art_24"' in bench  # DSG Art. 24, from the 2023-09-01 edition replaced below
+    page = b"<!DOCTYPE html><html><body>Wartungsarbeiten</body></html>"
+    (sample / "cc-2022-491" / "20230901-de.xml").write_bytes(page)
+    # The catalog announces the new bytes (as the live catalog would a re-issued file), so it is fetched.
+    catalog = json.loads((sample / "catalog.json").read_text())
+    for act in catalog["acts"]:
+        for edition in act["editions"]:
+            if edition["file"] == "cc-2022-491/20230901-de.xml":
+                edition["sha256"] = hashlib.sha256(page).hexdigest()
+    (sample / "catalog.json").write_text(json.dumps(catalog))
+    second = run_cli(tmp_path, "--systems", "oracle", **env)
+    assert second.returncode != 0
+    assert "cc-2022-491/20230901-de.xml" in second.stderr, second.stderr
+    assert (tmp_path / "data/build/bench-de.jsonl").read_bytes() == bench
