@@ -67,7 +67,8 @@ def distinctive_phrase(gold: str, distractor: str, others: Iterable[str]) -> tup
     other_n = [normalise(t) for t in others]
     shared_any = False
     for size in (PHRASE_WORDS, LONG_PHRASE_WORDS):
-        for phrase in windows(gold, size):
+        for window in windows(gold, size):
+            phrase = window.rstrip(",;:")  # a quotation ends on a word, not on the clause's comma
             n = normalise(phrase)
             if len(n) < MIN_PHRASE_CHARS or n not in gold_n or n not in distractor_n:
                 continue
