@@ -40,4 +40,4 @@ daemon: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(VENV)/bin/dagster-daemon run -w workspace.yaml
 
 clean:
-	rm -rf data/chpit.duckdb* data/build data/results data/report data/publish data/cache data/dagster_home
+	rm -rf data/chpit.duckdb* data/build data/results data/report data/publish data/search data/cache data/dagster_home

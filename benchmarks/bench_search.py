@@ -4,7 +4,7 @@
 
 Needs a built synthetic corpus: `benchmarks/bench_scale.py` leaves one in CORPUS/_build (store and
 bench-{lang}.jsonl); `--generate` makes and builds one here first. bm25s is optional
-(`pip install bm25s`, not a project dependency); without it only FTS5 is measured.
+(the `bench` extra: `pip install -e '.[bench]'`); without it only FTS5 is measured.
 
 Measured for one language, both engines over the same articles (every article of every parsed
 edition) and the same folded tokens (chpit_assets.search.query.fold):
