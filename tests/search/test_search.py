@@ -200,3 +200,18 @@ def test_a_quoted_phrase_finds_its_article_without_the_number(sample):
                 "«meldet dem EDÖB so rasch als möglich eine Verletzung der Datensicherheit»? Zitiere ihn.")
     top = SearchIndex(search_dir, "de").search(question, date(2025, 5, 1))[0]
     assert (top.sr_number, top.article_number) == ("235.1", "24") and "phrase" in top.strategies
+
+
+def test_the_best_hit_alone_is_the_same_with_and_without_the_text_strategies(sample):
+    """limit=1 on a cited article skips the text strategies: the top hit must be the one the full fusion ranks first."""
+    _, search_dir = sample
+    index = SearchIndex(search_dir, "de")
+    for question, day in (
+            ("Wie lautet Art. 24 DSG (SR 235.1) in der am 1. Mai 2025 geltenden Fassung?", date(2025, 5, 1)),
+            ("Wie lautet Art. 5 PublG (SR 170.512) in der am 30. Juni 2022 geltenden Fassung?", date(2022, 6, 30)),
+            ("Art. 1 OR", date(2024, 6, 1)), ("Art. 8 BV Rechtsgleichheit", date(2024, 6, 1))):
+        alone = index.search(question, day, limit=1)
+        fused = index.search(question, day, limit=10)
+        assert alone and (alone[0].sr_number, alone[0].e_id, alone[0].version_id) == (
+            fused[0].sr_number, fused[0].e_id, fused[0].version_id), question
+        assert set(alone[0].strategies) == {"citation"}
