@@ -41,7 +41,7 @@ from .query import Citation, fold, grams, match_expression, parse_citation, phra
 
 RRF_K = 60
 # A cited article outweighs rank 1 in all three text strategies together (4/61 > 2.8/61); `search`
-# relies on that to skip them when only the best hit is asked for.
+# relies on that to skip them when only the best hit is asked for and one article is cited.
 WEIGHTS = {"citation": 4.0, "phrase": 4.0, "number": 1.0, "words_all": 1.0, "words_any": 1.0, "grams": 0.8}
 CANDIDATES = 100   # per strategy: deep enough that fusion can promote what one strategy ranks low
 MAX_DF_SHARE = 0.10
@@ -143,10 +143,10 @@ class SearchIndex:
             rankings["citation" if named else "number"] = named or others
         weights = ", ".join(str(w) for w in WORD_WEIGHTS)
         phrases = [e for e in (phrase_expression(p, self.lang) for p in quoted_phrases(query)) if e]
-        if limit == 1 and rankings.get("citation") and not phrases:
-            # The cited article's 4/61 beats every other article's best from the text strategies,
-            # (1 + 1 + 0.8)/61: the answer is decided, so they are not run (a model-free system's
-            # whole run over a language is mostly this case).
+        if limit == 1 and len(rankings.get("citation", ())) == 1 and not phrases:
+            # One article carries the cited number in the cited act: its 4/61 beats any other article's
+            # best from the text strategies, (1 + 1 + 0.8)/61, so the best hit is decided and they are
+            # not run (a model-free system's whole run over a language is mostly this case).
             return self._fuse(db, rankings, tokens, limit)
         if phrases:
             # Phrases are position lookups, cheap whatever their words' frequency: no term is dropped.
