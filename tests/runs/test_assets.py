@@ -139,3 +139,20 @@ def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_pa
     assert len(server.hits) == 5
     report = json.loads((data / "report" / "run-report-closed.json").read_text())
     assert (report["actual"]["model-a"]["answered"], report["actual"]["model-a"]["errors"]) == (4, 0)
+
+
+def test_the_model_free_systems_through_dagster_write_no_run_report_of_their_own(sample, tmp_path):
+    """cite/* and search/* keys hold a "/": they are ours, not a published mode, so §8 gets no
+    run-report for them (it once made `run-report-cite/current.json`, a folder and a file)."""
+    from chpit_assets.search.index import build_index
+
+    data = _copy(sample, tmp_path)
+    with sample.store.connect(read_only=True) as con:
+        build_index(con, "de", data / "search")
+    with dg.instance_for_test() as instance:
+        assert run_benchmark(defs_for(data), instance, ("oracle", "recite", "cite/pit", "search/pit"), ("de",),
+                             RUN_CONFIG, echo=lambda _: None)
+    for key in ("cite/pit", "search/pit"):
+        scored = [json.loads(l) for l in (data / "results" / key / "de.scored.jsonl").read_text().splitlines()]
+        assert len(scored) == len(sample.items["de"]) and {l["verdict"]["label"] for l in scored} == {"grounded_correct"}
+    assert sorted(p.name for p in (data / "report").glob("run-report-*")) == ["run-report-recite.json"]

@@ -35,7 +35,7 @@ from chpit_assets.runs.runner import (
     write_jsonl_atomic,
 )
 from chpit_assets.runs.sample import select_items
-from chpit_assets.runs.systems import LOOKUP_MODES, build_system, parse_system_key
+from chpit_assets.runs.systems import FREE_SYSTEMS, LOOKUP_MODES, build_system, parse_system_key
 
 from ..metadata import data_version
 from ..partitions import BENCH_LANGS, lang_partitions
@@ -255,7 +255,9 @@ def results(context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitS
             if client is not None:
                 client.close()
     status = log_status(items, load_log(path))
-    if parsed.mode != "oracle":
+    # §8's run reports are the published runs' (recite and the model modes); the oracle and our
+    # model-free systems (whose keys hold a "/") have none.
+    if parsed.mode not in ("oracle", *FREE_SYSTEMS):
         report = write_run_report(chpit, parsed.mode, config, model.settings())
         context.log.info(f"{report} rewritten")
     if status["errored"]:
