@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MIN_UNIT_LEN", "MIN_FALLBACK_UNIT_LEN", "normalise", "normalised_chunks", "units"]
+__all__ = ["MIN_UNIT_LEN", "MIN_FALLBACK_UNIT_LEN", "TYPOGRAPHIC_FOLDS", "normalise", "normalised_chunks", "units"]
 
 #: S2: the default unit floor. Shorter chunks (a "a." list marker, a one-word
 #: "Aufgehoben" stub) cannot tell two editions apart and inflate similarity
@@ -28,7 +28,7 @@ MIN_FALLBACK_UNIT_LEN = 8
 # Applied as str.replace per character present: ~10x faster than
 # str.translate with a dict on article-length strings, and equivalent
 # because no replacement produces a character that is itself folded.
-_FOLDS = (
+TYPOGRAPHIC_FOLDS = (
     ("\u00ab", '"'),  # «
     ("\u00bb", '"'),  # »
     ("\u201c", '"'),  # “
@@ -77,7 +77,7 @@ def normalise(text: str | None) -> str:
     text, not a unit boundary.
     """
     folded = unicodedata.normalize("NFKC", text or "").lower()
-    for char, replacement in _FOLDS:
+    for char, replacement in TYPOGRAPHIC_FOLDS:
         if char in folded:
             folded = folded.replace(char, replacement)
     # Same as re.sub(r"\s+", " ", folded).strip(): str.split() and the re

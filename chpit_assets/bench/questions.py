@@ -18,7 +18,7 @@ class QuestionError(ValueError):
     """No question template for a language."""
 
 
-_MONTHS = {
+MONTHS = {
     "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
            "September", "Oktober", "November", "Dezember"),
     "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
@@ -35,9 +35,9 @@ _MONTHS = {
 
 def format_date(day: date, lang: str) -> str:
     """`day` as written in running text of `lang` (rm includes its article: "il 1." / "ils 7")."""
-    if lang not in _MONTHS:
+    if lang not in MONTHS:
         raise QuestionError(f"no date format for language {lang!r}")
-    month = _MONTHS[lang][day.month - 1]
+    month = MONTHS[lang][day.month - 1]
     d = day.day
     if lang == "de":
         return f"{d}. {month} {day.year}"

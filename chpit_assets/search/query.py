@@ -23,6 +23,8 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 
+from chpit_assets.bench.questions import MONTHS
+
 GRAM = 5  # character n-grams for German compounds ("Datenschutzgesetz" shares grams with "Datenschutz")
 # Only words this long get grams: compounds and long inflected forms, which whole-word BM25 misses.
 # Short words are the words strategies' job, and their grams made the index three times larger.
@@ -91,14 +93,8 @@ class Citation:
     as_of: date | None
 
 
-_MONTHS = {
-    "de": ("januar", "februar", "marz", "april", "mai", "juni", "juli", "august", "september", "oktober",
-           "november", "dezember"),
-    "fr": ("janvier", "fevrier", "mars", "avril", "mai", "juin", "juillet", "aout", "septembre", "octobre",
-           "novembre", "decembre"),
-    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre",
-           "ottobre", "novembre", "dicembre"),
-}
+# The month names the question templates write (B19), folded as the parser compares them.
+_MONTHS = {lang: tuple(fold(m, lang) for m in MONTHS[lang]) for lang in ("de", "fr", "it")}
 _LATIN = r"(?:bis|ter|quater|quinquies|sexies|septies|octies|novies|decies)"
 # "Art. 24", "art. 336a", "Art. 5bis", "Art. 268a bis", "l'art. 7", "Artikel 12"; the abbreviation
 # follows the number (optionally after a paragraph reference such as "Abs. 2" / "al. 2" / "cpv. 2").

@@ -27,14 +27,13 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from chpit_assets.search.index import number_key
+from chpit_scorer.text import TYPOGRAPHIC_FOLDS
+
 MIN_QUOTE = 20
 
-_TYPOGRAPHY = str.maketrans({
-    "\u00ab": '"', "\u00bb": '"', "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2039": "'", "\u203a": "'",
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
-    "\u00ad": None,
-})
+# The scorer's quote, dash, ellipsis and soft-hyphen folds (S1), plus the single guillemets.
+_TYPOGRAPHY = (*TYPOGRAPHIC_FOLDS, ("\u2039", "'"), ("\u203a", "'"))
 _BREAK = re.compile(r"[.;:!?]\s+(?=\S)")
 # A full stop after these is no sentence end: "Art. 5", "Abs. 2", "al. 3", "lit. a", "1. April", "a. ein Grund".
 _NO_END = frozenset({"art", "abs", "al", "cpv", "lit", "let", "bst", "ziff", "ch", "nr", "n", "cf", "vgl", "bzw",
@@ -46,7 +45,10 @@ _REFERENCE = re.compile(
 
 
 def typographic(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHY).split())
+    folded = unicodedata.normalize("NFKC", text)
+    for char, replacement in _TYPOGRAPHY:
+        folded = folded.replace(char, replacement)
+    return " ".join(folded.split())
 
 
 @dataclass(frozen=True)
@@ -90,13 +92,9 @@ def _label(e: Evidence) -> str:
     return f"SR {e.sr_number} Art. {e.article_number}"
 
 
-def _key(number: str) -> str:
-    return number.replace(" ", "").lower()
-
-
 def references(sentence: str) -> list[tuple[str, str | None]]:
     """(article number, abbreviation or None) of every article the sentence names."""
-    return [(_key(m[1]), m[2].rstrip(".") if m[2] else None) for m in _REFERENCE.finditer(sentence)]
+    return [(number_key(m[1]), m[2].rstrip(".") if m[2] else None) for m in _REFERENCE.finditer(sentence)]
 
 
 def sentences(answer: str) -> list[tuple[int, str]]:
@@ -124,7 +122,7 @@ def verify_answer(answer: str, evidence: list[Evidence]) -> Verification:
     for line, sentence in parts:
         norm = typographic(sentence)
         first.append((line, sentence, norm, [e for e, t in texts if norm and norm in t]))
-    verified = {_key(e.article_number): e for _, _, norm, support in first for e in support if len(norm) >= MIN_QUOTE}
+    verified = {number_key(e.article_number): e for _, _, norm, support in first for e in support if len(norm) >= MIN_QUOTE}
     abbreviations = {(e.abbreviation or "").rstrip(".").casefold() for e in verified.values()}
     checks: list[SentenceCheck] = []
     for line, sentence, norm, support in first:
