@@ -1,122 +1,67 @@
 """`python -m chpit_assets run`: the main job on the embedded default, as `make run` calls it.
 
-Runs each language partition through Dagster (so every materialisation, its
-metadata and data versions land in the instance under $DAGSTER_HOME, visible
-later in `dagster dev`), then prints where the outputs are.
+One run of the `benchmark` job (chpit_assets.pipeline), whose stage runs build each language,
+gate, run the systems, report and publish, so every materialisation, its metadata and data
+versions land in the instance under $DAGSTER_HOME, visible later in `dagster dev`; then prints
+per system and language what was answered, and where the outputs are.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 from chpit_assets.fedlex.catalog import LANGS
+from chpit_assets.fedlex.sparql import ENDPOINT
 
 # Dagster (and chpit_assets.instance, chpit_assets.nightly, which import it) is imported only once
 # the arguments are known to be good: a typo fails in well under a second.
 
 DEFAULT_RUN_SYSTEMS = ("oracle", "recite", "cite/current", "cite/pit", "search/pit")  # runs.systems.LOOKUP_MODES
-_QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 EXIT_USAGE = 2  # a bad argument, or a paid run without confirmation (PROTOCOL §7)
 EXIT_SOME_ERRORED = 1  # the pipeline failed, or some items errored (issue 14 item 4)
 EXIT_ALL_ERRORED = 3  # every item asked errored: the endpoint or the settings are broken
 BASE_URL_ENV = "CHPIT_MODEL_BASE_URL"  # carries a base URL with credentials past the run storage
+SPARQL_URL_ENV = "CHPIT_SPARQL_URL"  # a mirror or proxy of Fedlex's endpoint
 
 
 def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict,
         runs_config: dict | None = None) -> int:
     import dagster as dg
 
-    from chpit_assets.definitions import defs
-    from chpit_assets.defs.partitions import BENCH_LANGS
-    from chpit_assets.defs.runs.pipeline import run_benchmark
-    from chpit_assets.instance import prepare_instance
-
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    from chpit_assets.defs.partitions import BENCH_LANGS
+    from chpit_assets.instance import prepare_instance
+    from chpit_assets.pipeline import CATALOG_STAGE, SPEND_STAGE, execute
+
     instance = dg.DagsterInstance.get()
     prepare_instance(instance)
     started = time.time()
-    build_config = {**_QUIET, "resources": {"fedlex": {"config": fedlex_config}}}
-    steps = [("build", lang) for lang in langs] + [("build_report_job", None)]
-    for job_name, partition in steps:
-        result = defs.resolve_job_def(job_name).execute_in_process(
-            instance=instance, partition_key=partition, raise_on_error=False,
-            run_config=build_config if partition else _QUIET,
-        )
-        label = f"{job_name} [{partition}]" if partition else job_name
-        print(f"{label}: {'ok' if result.success else 'FAILED'} (run {result.run_id})", flush=True)
-        if not result.success:
-            _print_failures(result)
-            return 1
-    bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
-    refusal = _unconfirmed_spend(systems, bench_langs, model_config, runs_config or {})
-    if refusal:
-        print(refusal, file=sys.stderr)
+    config = {"langs": langs, "systems": systems, "fedlex": fedlex_config, "model": model_config,
+              "runs": runs_config or {}}
+    run_id, failure = execute("benchmark", config, instance=instance, tags={"chpit/trigger": "cli"})
+    if failure is not None and failure.stage == SPEND_STAGE:
+        print(failure.reason, file=sys.stderr)
         return EXIT_USAGE
-    run_config = {**_QUIET, "resources": {"model": {"config": model_config}},
-                  "ops": {"results": {"config": runs_config or {}}}}
-    benchmark_ok = run_benchmark(defs, instance, systems, bench_langs, run_config=run_config)
-    outcome = _run_summary(instance, systems, bench_langs, started)
-    if not benchmark_ok:
-        return 1
-    # Publication is gated by blocking checks; a failed gate leaves the previous data/publish/ intact.
-    publish = defs.resolve_implicit_global_asset_job_def().execute_in_process(
-        instance=instance,
-        asset_selection=[dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")],
-        raise_on_error=False,
-        run_config=_QUIET,
-    )
-    print(f"hf_dataset: {'ok' if publish.success else 'FAILED (gate or upload, see the run)'} (run {publish.run_id})")
-    if not publish.success:
-        return 1
-    print("outputs: data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}, data/publish/")
+    if failure is not None and failure.stage.startswith((CATALOG_STAGE, "build", "hf_dataset")):
+        # The catalog, a build or the publication failed: each failed step and why, naming the act,
+        # edition, file or url.
+        print(f"benchmark: FAILED at {failure.stage} (run {run_id}):", file=sys.stderr)
+        print("\n".join(f"  {line}" for line in failure.reason.splitlines()), file=sys.stderr)
+        return EXIT_SOME_ERRORED
+    outcome = _run_summary(instance, systems, [lang for lang in langs if lang in BENCH_LANGS], started)
+    if failure is not None:
+        print(f"benchmark: FAILED at {failure.stage} (run {run_id}): {failure.reason}", file=sys.stderr)
+        return max(outcome, EXIT_SOME_ERRORED)
+    print(f"benchmark: ok (run {run_id}); outputs: data/chpit.duckdb, data/build/, data/results/, "
+          "data/report/report.{md,json,html}, data/publish/")
     return outcome
-
-
-def _print_failures(result) -> None:
-    """Each failed step and why, on stderr: the error names the act, edition, file or url (a bad
-    Fedlex file, say), so the operator need not open the UI to learn which."""
-    for event in result.get_step_failure_events():
-        message = event.step_failure_data.error.message.strip() if event.step_failure_data.error else "failed"
-        print(f"  {event.step_key}: {message}", file=sys.stderr)
-
-
-def _unconfirmed_spend(systems: list[str], langs: list[str], model_config: dict, runs_config: dict) -> str:
-    """PROTOCOL §7: a paid run without CHPIT_CONFIRM(_SPEND)=1 / --confirm-spend prints the estimate
-    and stops before any system runs. Returns the message, or "" when the run may go on."""
-    from chpit_assets.bench.items import core_path
-    from chpit_assets.runs.client import EndpointConfig, estimate_cost, spend_confirmed
-    from chpit_assets.runs.runner import read_jsonl
-    from chpit_assets.runs.sample import select_items
-    from chpit_assets.runs.systems import estimate_tokens, parse_system_key
-
-    base_url = os.environ.get(model_config.get("base_url_env") or "", "") or model_config["base_url"]
-    config = EndpointConfig(base_url or "http://127.0.0.1/", model_config["model"] or model_config["slug"],
-                            price_input_per_mtok=model_config["price_input_per_mtok"],
-                            price_output_per_mtok=model_config["price_output_per_mtok"])
-    paid = [key for key in systems if parse_system_key(key).slug is not None]
-    if not paid or config.is_local or spend_confirmed(model_config["confirm"]):
-        return ""
-    build_dir = Path(os.environ.get("CHPIT_DATA_DIR", "data")) / "build"
-    items = [item for lang in langs if core_path(build_dir, lang).exists()
-             for item in select_items(read_jsonl(core_path(build_dir, lang)),
-                                      sample_per_lang=runs_config.get("sample_per_lang", 0),
-                                      limit=runs_config.get("limit", 0))]
-    lines = []
-    for key in paid:
-        tokens = [estimate_tokens(parse_system_key(key).mode, item) for item in items]
-        estimate = estimate_cost(config, len(items), sum(t[0] for t in tokens), sum(t[1] for t in tokens))
-        lines.append(f"estimate {key}: {json.dumps({**estimate, 'usd': round(estimate['usd'], 4)})}")
-    return "\n".join(lines + [f"not run: {config.public_url} is a paid endpoint; pass --confirm-spend or set "
-                               "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)"])
 
 
 def _run_summary(instance, systems: list[str], langs: list[str], since: float) -> int:
@@ -224,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     fedlex.add_argument("--source", choices=("sample", "live"), default="sample",
                         help="the shipped sample (offline, default) or live Fedlex (SPARQL + filestore)")
     fedlex.add_argument("--sr-numbers", default="", help="live only: comma-separated SR numbers (default: every act)")
-    fedlex.add_argument("--sparql-url", default="https://fedlex.data.admin.ch/sparqlendpoint")
+    fedlex.add_argument("--sparql-url", default=os.environ.get(SPARQL_URL_ENV) or ENDPOINT,
+                        help=f"live only: the SPARQL endpoint (default ${SPARQL_URL_ENV}, else {ENDPOINT})")
     model = run_parser.add_argument_group(
         "model endpoint", "for <model-slug>/<mode> systems; default: the local SmolLM2 server, started per run"
     )

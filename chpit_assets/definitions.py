@@ -12,7 +12,7 @@ import dagster as dg
 from chpit_assets import defs as defs_package
 
 from .defs.ops.automation import REPORT_AUTOMATION, automation_sensor
-from .defs.ops.jobs import build_job, build_report_job, nightly_job
+from .defs.ops.jobs import benchmark_job, build_job, build_report_job, nightly_job
 from .defs.ops.schedules import nightly_build
 from .defs.ops.sensors import new_edition_sensor
 from .defs.resources import ChpitStore, FedlexSource
@@ -45,7 +45,7 @@ def build_definitions() -> dg.Definitions:
         assets=assets,
         asset_checks=checks,
         executor=chpit_executor,
-        jobs=[build_job, build_report_job, nightly_job],
+        jobs=[build_job, build_report_job, nightly_job, benchmark_job],
         schedules=[nightly_build],
         sensors=[new_edition_sensor, automation_sensor],
         resources={"chpit": ChpitStore(), "fedlex": FedlexSource()},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +30,9 @@ DEFAULT_HOME = PROJECT_ROOT / "data" / "dagster_home"
 WRITER_POOL = "duckdb_writer"
 BACKEND_FILE = "chpit-instance-backend"
 """In $DAGSTER_HOME: which storage the instance was first opened on (`sqlite` or `postgresql`)."""
+
+RUN_HOST_TAG = "chpit/host"
+RUN_PID_TAG = "chpit/pid"
 
 PG_URL_ENV = "CHPIT_PG_URL"
 """Default name of the variable holding a SQLAlchemy/libpq URL, e.g. postgresql://user:pw@host:5432/dagster."""
@@ -57,9 +61,50 @@ def prepare_instance(instance: dg.DagsterInstance) -> int | None:
     On a fresh instance Dagster's run queue records a pool's default limit during its first pass and
     applies it only from the next, so a first batch of queued runs could start together. Recording it
     at set-up (make run/dev/daemon, the CLI) closes that window; an existing limit is left as set.
+    The published languages are registered as `lang` partitions here too, and runs whose process
+    was killed are marked failed (issue 14.6, `fail_dead_runs`).
     Returns the pool's limit."""
+    from chpit_assets.defs.partitions import BENCH_LANGS, register_langs
+
+    register_langs(instance, BENCH_LANGS)  # the published languages are partitions from the start
+    fail_dead_runs(instance)
     instance.event_log_storage.initialize_concurrency_limit_to_default(WRITER_POOL)
     return instance.event_log_storage.get_concurrency_info(WRITER_POOL).slot_count
+
+
+def process_tags() -> dict[str, str]:
+    """Tags naming the process a run executes in, for the runs this code starts in its own process
+    (the CLI's, and the stage runs of the `rebuild` op): what `fail_dead_runs` checks."""
+    return {RUN_HOST_TAG: socket.gethostname(), RUN_PID_TAG: str(os.getpid())}
+
+
+def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark failed every started run of this host whose process is gone (kill -9, OOM, a lost shell).
+
+    Dagster's own watch covers runs it launched: the code server fails a run whose worker died, and
+    `run_monitoring` (dagster.yaml) fails runs stuck starting. A run executed inside a process of
+    ours (`make run`, `chpit nightly`, a nightly's stage runs) has no worker to watch, so without
+    this it would show STARTED forever. Returns the ids marked."""
+    host = socket.gethostname()
+    dead = []
+    for run in instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING],
+                                               tags={RUN_HOST_TAG: host})):
+        pid = int(run.tags.get(RUN_PID_TAG) or 0)
+        if pid and not _alive(pid):
+            instance.report_run_failed(run, f"the process that ran it (pid {pid} on {host}) is gone: killed or "
+                                            "crashed without ending the run; marked failed at the next set-up")
+            dead.append(run.run_id)
+    return dead
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process holds the pid: alive, not ours to judge
+    return True
 
 
 def _check_backend(dagster_home: str, backend: str, env_name: str) -> Path | None:

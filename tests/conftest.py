@@ -25,3 +25,16 @@ def _temporary_data_and_instance(tmp_path_factory: pytest.TempPathFactory, monke
     home = tmp_path_factory.mktemp("dagster-home")
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
+
+
+@pytest.fixture
+def instance():
+    """A temporary Dagster instance whose `lang` axis holds every Fedlex language (a dynamic axis, issue 14.6)."""
+    import dagster as dg
+
+    from chpit_assets.defs.partitions import register_langs
+    from chpit_assets.fedlex.catalog import LANGS
+
+    with dg.instance_for_test() as test_instance:
+        register_langs(test_instance, LANGS)
+        yield test_instance

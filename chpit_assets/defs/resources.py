@@ -8,6 +8,7 @@ sets CHPIT_DATA_DIR after `chpit_assets.definitions` was imported is still obeye
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Literal
@@ -17,6 +18,7 @@ from pydantic import PrivateAttr
 
 from chpit_assets.corpus.store import Store, release_held
 from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
+from chpit_assets.fedlex.sparql import ENDPOINT
 
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +81,10 @@ class ChpitStore(dg.ConfigurableResource):
     def cache_dir(self) -> Path:
         return self.root / "cache"
 
+    def built_catalog_path(self, source_id: str) -> Path:
+        """The catalog snapshot the last successful pipeline built from, per Fedlex source (the sensor's baseline)."""
+        return self.cache_dir / f"built-catalog-{source_id}.snapshot"
+
     @property
     def build_dir(self) -> Path:
         return self.root / "build"
@@ -106,9 +112,15 @@ class FedlexSource(dg.ConfigurableResource):
 
     mode: Literal["sample", "live"] = "sample"
     sample_dir: str = ""                # empty = $CHPIT_SAMPLE_DIR, else the project's data/fedlex-sample
-    sparql_url: str = "https://fedlex.data.admin.ch/sparqlendpoint"
+    sparql_url: str = ENDPOINT
     sr_numbers: list[str] = []          # live only: restrict to these SR numbers (empty = all)
     download_concurrency: int = 4
+
+    @property
+    def source_id(self) -> str:
+        """12 hex naming where catalogs come from (mode, folder or endpoint, SR restriction)."""
+        where = str(self.sample_path) if self.mode == "sample" else f"{self.sparql_url}|{','.join(self.sr_numbers)}"
+        return hashlib.sha256(f"{self.mode}|{where}".encode()).hexdigest()[:12]
 
     @property
     def sample_path(self) -> Path:

@@ -19,7 +19,9 @@ Act and edition keys are the ELI path after `/eli/` with `/` -> `-`
 (`cc-2022-491`, `cc-2022-491-20250707`): free of `, | [ ]`, so usable as
 Dagster partition keys should acts ever become a partition axis.
 
-The cursor form is JSON, zlib-compressed, base64 (see `encode`).
+The cursor form is JSON, zlib-compressed, base64 (see `encode`). The pipeline records the snapshot
+of the catalog each successful run built from (`record_built`), one file per Fedlex source; the
+sensor compares the catalog with that, so what it remembers is what was built, not what it saw.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ import json
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
+
+from chpit_assets.files import write_atomic
 
 from .catalog import Catalog, CatalogAct, CatalogEdition
 
@@ -83,6 +88,10 @@ class Snapshot:
         states = self.langs.get(lang, {})
         return _hash(f"{act}|{s.digest}|{s.latest}" for act, s in sorted(states.items()))
 
+    def merged(self, newer: "Snapshot") -> "Snapshot":
+        """This snapshot with `newer`'s languages replacing its own (the others kept)."""
+        return Snapshot({**self.langs, **newer.langs})
+
     def pairs(self) -> int:
         """How many (act, language) pairs the snapshot remembers."""
         return sum(len(states) for states in self.langs.values())
@@ -121,6 +130,21 @@ class Snapshot:
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise SnapshotError(f"cursor snapshot is malformed ({type(exc).__name__}: {exc})") from exc
         return cls(langs)
+
+
+def read_built(path: Path) -> Snapshot:
+    """The snapshot `record_built` left at `path`; empty when nothing was built from this source yet."""
+    try:
+        return Snapshot.decode(path.read_text(encoding="ascii"))
+    except FileNotFoundError:
+        return Snapshot({})
+    except (SnapshotError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{path}: {exc}") from exc
+
+
+def record_built(path: Path, snapshot: Snapshot) -> None:
+    """Remember `snapshot`'s languages as built (atomically; other languages keep their record)."""
+    write_atomic(path, read_built(path).merged(snapshot).encode().encode("ascii"))
 
 
 def diff(previous: Snapshot, catalogs: Mapping[str, Catalog]) -> tuple[Snapshot, list[ActChange]]:

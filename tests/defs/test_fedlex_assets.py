@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from chpit_assets.defs.fedlex.assets import (
     fedlex_catalog,
     fedlex_editions,
     parsed_articles,
 )
+from chpit_assets.defs.partitions import register_langs
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def materialize(tmp_path: Path, lang: str, instance: dg.DagsterInstance, sample: Path = ROOT / "data" / "fedlex-sample",
                 **options) -> dg.ExecuteInProcessResult:
+    register_langs(instance, [lang])
     return dg.materialize(
         [fedlex_catalog, fedlex_editions, parsed_articles],
         partition_key=lang,
@@ -129,13 +132,22 @@ def latest_data_version(instance: dg.DagsterInstance, lang: str) -> str | None:
     return record.event_log_entry.asset_materialization.tags.get("dagster/data_version")
 
 
-def test_code_location_loads_with_language_partitions():
+def test_languages_are_partitions_only_once_something_asked_for_them():
+    """Issue 14.6: the published three exist from the instance's set-up; en and rm only once built."""
     from chpit_assets.definitions import defs
+    from chpit_assets.defs.partitions import register_langs
+    from chpit_assets.instance import prepare_instance
 
     graph = defs.resolve_asset_graph()
-    for key in ("fedlex_catalog", "fedlex_editions", "parsed_articles"):
-        partitions = graph.get(dg.AssetKey(key)).partitions_def
-        assert partitions.get_partition_keys() == ["de", "fr", "it", "en", "rm"]
+    with dg.instance_for_test() as instance:
+        prepare_instance(instance)
+        for key in ("fedlex_catalog", "fedlex_editions", "parsed_articles", "core_split"):
+            partitions = graph.get(dg.AssetKey(key)).partitions_def
+            assert partitions.get_partition_keys(dynamic_partitions_store=instance) == ["de", "fr", "it"]
+        register_langs(instance, ["rm", "de"])
+        assert instance.get_dynamic_partitions("lang") == ["de", "fr", "it", "rm"]
+        with pytest.raises(ValueError, match="unknown language"):
+            register_langs(instance, ["xx"])
 
 
 def test_workspace_yaml_loads_in_the_dagster_cli(tmp_path):

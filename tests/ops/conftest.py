@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -151,6 +152,12 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
         # Whatever is left in the group (a straggling child, or a leader that ignored the signal).
         _signal_group(proc.popen, signal.SIGKILL)
         proc.popen.wait(timeout=15)
+
+
+def set_up_instance(spawn: Spawn, env: dict[str, str]) -> None:
+    """`python -m chpit_assets.instance`, as `make dev` and `make daemon` run it before anything else:
+    the writer pool's limit and the published languages' partitions are recorded on the instance."""
+    spawn([sys.executable, "-m", "chpit_assets.instance"], env, "instance-set-up").wait_ok(timeout=120)
 
 
 def _signal_group(popen: subprocess.Popen, sig: signal.Signals) -> None:

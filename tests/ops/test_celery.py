@@ -16,7 +16,7 @@ import pytest
 from dagster._core.events.log import EventLogEntry
 from dagster._serdes import deserialize_value
 
-from .conftest import Proc, pg_rows, require_package
+from .conftest import Proc, pg_rows, require_package, set_up_instance
 
 PARSE = ["fedlex_catalog", "fedlex_editions", "parsed_articles"]
 
@@ -88,6 +88,7 @@ def test_the_parse_runs_on_two_celery_workers(base_env, pg_url, amqp_url, queue,
     ]
     _wait_until_ready(amqp_url, names, workers)
 
+    set_up_instance(spawn, env)
     run_config = {"execution": {"config": {"celery": {
         "broker": amqp_url, "backend": "rpc://", "config_source": {"task_default_queue": queue}}}}}
     launcher = spawn(

@@ -16,7 +16,7 @@ from chpit_assets.corpus.store import Store
 from chpit_assets.definitions import defs
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
 
-from .conftest import SAMPLE, Proc, Spawn
+from .conftest import SAMPLE, Proc, Spawn, set_up_instance
 
 POOL = "duckdb_writer"
 PARSE = ["fedlex_catalog", "fedlex_editions", "parsed_articles"]
@@ -38,7 +38,7 @@ def test_every_asset_of_kind_duckdb_is_in_the_writer_pool_and_only_those():
     assert writers == pooled, f"kind duckdb without the pool: {writers - pooled}; pool without the kind: {pooled - writers}"
 
 
-def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path, monkeypatch):
+def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path, monkeypatch, instance):
     """Kinds are a declaration; this watches the real connections of the per-language build."""
     opened: set[tuple[str, str | None]] = set()
     connect = Store.connect
@@ -55,12 +55,11 @@ def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path
     monkeypatch.setattr(Store, "connect", watched)
     # Every per-language asset that runs offline; the unpartitioned report and the LLM runs are left out.
     selection = dg.AssetSelection.groups("fedlex", "bench") - dg.AssetSelection.assets("build_report")
-    with dg.instance_for_test() as instance:
-        result = dg.materialize(
-            [*defs.assets, *defs.asset_checks], selection=selection, partition_key="de", instance=instance,
-            resources={"chpit": ChpitStore(data_dir=str(tmp_path / "data")), "fedlex": FedlexSource(sample_dir=str(SAMPLE))},
-            run_config={"ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}}},
-        )
+    result = dg.materialize(
+        [*defs.assets, *defs.asset_checks], selection=selection, partition_key="de", instance=instance,
+        resources={"chpit": ChpitStore(data_dir=str(tmp_path / "data")), "fedlex": FedlexSource(sample_dir=str(SAMPLE))},
+        run_config={"ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}}},
+    )
     assert result.success
     assert ("parsed_articles", POOL) in opened
     assert {op for op, pool in opened if pool != POOL} == set()
@@ -104,6 +103,7 @@ def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(
     file between its steps never waits for anything the other holds."""
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     store = Store(Path(base_env["CHPIT_DATA_DIR"]) / "chpit.duckdb")
+    set_up_instance(spawn, base_env)
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance, ExitStack() as holder:
         assert instance.event_log_storage.get_pool_config().pool_granularity.value == "run"
         holder.enter_context(store.connect())  # the exclusive file lock a running writer holds
@@ -146,6 +146,7 @@ def test_the_run_queue_runs_the_language_builds_one_after_another(base_env, dags
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     workspace = str(Path(__file__).resolve().parents[2] / "workspace.yaml")
     store = Store(Path(base_env["CHPIT_DATA_DIR"]) / "chpit.duckdb")
+    set_up_instance(spawn, base_env)
     for lang in ("de", "fr"):  # both queued before the daemon starts: it finds them together
         launch = spawn([sys.executable, "-m", "dagster", "job", "launch", "-w", workspace, "-j", "build",
                         "--tags", json.dumps({"dagster/partition": lang})], base_env, f"launch-{lang}")

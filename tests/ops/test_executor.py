@@ -8,6 +8,7 @@ import dagster as dg
 import pytest
 
 from chpit_assets.definitions import defs
+from chpit_assets.defs.partitions import register_langs
 from chpit_assets.executors import chpit_executor
 
 from .conftest import SAMPLE
@@ -32,6 +33,7 @@ def test_a_launched_build_run_executes_its_steps_in_its_own_process(tmp_path, mo
         "ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}},
     }
     with dg.instance_for_test() as instance:
+        register_langs(instance, ["de"])
         with dg.execute_job(dg.reconstructable(_build_job), instance=instance, run_config=config,
                             tags={"dagster/partition": "de"}) as result:
             assert result.success
@@ -66,6 +68,7 @@ def test_a_run_that_owns_the_writer_pool_opens_the_store_once(tmp_path, monkeypa
         "ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}},
     }
     with dg.instance_for_test(overrides={"concurrency": {"pools": {"granularity": granularity}}}) as instance:
+        register_langs(instance, ["de"])
         result = _build_job().execute_in_process(instance=instance, partition_key="de", run_config=config)
     assert result.success
     checks = [e for e in result.all_events if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION]

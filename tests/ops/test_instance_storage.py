@@ -15,7 +15,7 @@ from chpit_assets.defs.fedlex.assets import (
     parsed_articles,
 )
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
-from chpit_assets.instance import ChpitInstanceStorage, InstanceStorageError
+from chpit_assets.instance import ChpitInstanceStorage, InstanceStorageError, prepare_instance
 
 from .conftest import SAMPLE, pg_rows
 
@@ -45,6 +45,7 @@ def test_a_materialisation_lands_runs_events_and_assets_in_postgres(dagster_home
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     monkeypatch.setenv("CHPIT_PG_URL", pg_url)
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+        prepare_instance(instance)  # the set-up every entry point runs: the `lang` partitions among it
         result = dg.materialize(
             [fedlex_catalog, fedlex_editions, parsed_articles],
             partition_key="de",

@@ -14,8 +14,10 @@ from chpit_assets.defs.bench import assets as bench
 from chpit_assets.defs.fedlex import assets as fedlex_assets
 from chpit_assets.defs.ops.jobs import build_job, build_report_job
 from chpit_assets.defs.ops.sensors import ACTS_TAG, new_edition_sensor
+from chpit_assets.defs.partitions import register_langs
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
 from chpit_assets.fedlex.catalog import Catalog
+from chpit_assets.fedlex.catalog_diff import Snapshot, record_built
 from tests.fedlex.conftest import FakeFedlex
 
 from .conftest import NEW_EDITION, NEW_FILE, file_hits, serve
@@ -56,13 +58,16 @@ def test_one_new_edition_costs_one_download_and_one_parse_and_reaches_items_and_
         assert result.success and report.success
         return result, json.loads((data / "build" / "build-report.json").read_text())
 
-    def tick(instance: dg.DagsterInstance, cursor: str | None) -> dg.SensorResult:
-        return new_edition_sensor(dg.build_sensor_context(cursor=cursor, instance=instance, resources={"fedlex": fedlex}))
+    def tick(instance: dg.DagsterInstance) -> dg.SensorResult:
+        with dg.build_sensor_context(instance=instance, resources={"fedlex": fedlex, "chpit": chpit}) as context:
+            return new_edition_sensor(context)
 
     with dg.instance_for_test() as instance:
+        register_langs(instance, ["de"])
         serve(fake_fedlex, before)
-        cursor = tick(instance, None).cursor
         first, first_report = build(instance, "v1")
+        # What the pipeline records once the run is published: the sensor's baseline.
+        record_built(chpit.built_catalog_path(fedlex.source_id), Snapshot.of({"de": fedlex.load_catalog("de")}))
         published = items(data)
         record_published(frozen, "de", published)
         fetched_before = file_hits(fake_fedlex)
@@ -70,7 +75,7 @@ def test_one_new_edition_costs_one_download_and_one_parse_and_reaches_items_and_
         assert metadata(first, "parsed_articles")["reparsed"] == len(fetched_before)
 
         serve(fake_fedlex, after)
-        [request] = tick(instance, cursor).run_requests
+        [request] = tick(instance).run_requests
         second, second_report = build(instance, "v2", tags=request.tags)
 
     # Fetch and parse: the new edition only; every other file from the cache, every other edition reused.

@@ -53,8 +53,11 @@ def test_a_new_french_edition_reaches_build_report_and_publication_unless_the_or
     assert tree_digest(publish) == yesterday  # gate failed: yesterday's publication stays
     assert items(built, "fr", "235.1")  # the build itself did run (the gate stops only what follows)
 
-    ok = run(built, "nightly")
+    # 18.7, "check now": the failed night recorded nothing as built, so French is still a change.
+    ok = run(built, "nightly", "--changed")
     assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "catalog: 1 change(s) in fr" in ok.stdout and "build [fr]: ok" in ok.stdout
+    assert "build [de]" not in ok.stdout  # only the language whose catalog changed
     french = items(built, "fr", "235.1")
     assert french and {i["lang"] for i in french} == {"fr"}
     report = json.loads((built / "data" / "report" / "report.json").read_text())
@@ -64,3 +67,6 @@ def test_a_new_french_edition_reaches_build_report_and_publication_unless_the_or
     build_report = json.loads((built / "data" / "build" / "build-report.json").read_text())
     assert report_langs(build_report) == ["de", "fr", "it"]  # 18.6: the same set `run` built
     assert build_report["fr"]["items"] >= len(french)
+    quiet = run(built, "nightly", "--changed")
+    assert quiet.returncode == 0 and "catalog: no catalog change since the last build" in quiet.stdout, quiet.stderr
+    assert "nightly:" not in quiet.stdout  # nothing ran

@@ -42,7 +42,7 @@ def test_every_job_and_sensor_has_a_description_and_every_asset_an_owner(defs):
     """14.6: what the UI shows for each definition."""
     repo = defs.get_repository_def()
     undescribed = [j.name for j in repo.get_all_jobs() if not j.name.startswith("__") and not j.description]
-    undescribed += [s.name for s in repo.sensor_defs if not s.description and s.name != "chpit_automation"]
+    undescribed += [s.name for s in [*repo.sensor_defs, *repo.schedule_defs] if not s.description]
     assert undescribed == []
     unowned = [s.key.to_user_string() for a in defs.resolve_asset_graph().assets_defs for s in a.specs if not s.owners]
     assert unowned == []
@@ -63,26 +63,25 @@ def _core_split(instance: dg.DagsterInstance, lang: str, version: str) -> None:
     )
 
 
-def test_build_report_follows_a_changed_core_split_and_ignores_an_unchanged_rebuild(defs):
+def test_build_report_follows_a_changed_core_split_and_ignores_an_unchanged_rebuild(defs, instance):
     selection = dg.AssetSelection.assets("build_report")
-    with dg.instance_for_test() as instance:
-        result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection)
-        assert result.total_requested == 0
+    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection)
+    assert result.total_requested == 0
 
-        _core_split(instance, "de", "v1")
-        result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-        assert result.total_requested == 1
+    _core_split(instance, "de", "v1")
+    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
+    assert result.total_requested == 1
 
-        result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-        assert result.total_requested == 0   # requested once, not on every tick after
+    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
+    assert result.total_requested == 0   # requested once, not on every tick after
 
-        _core_split(instance, "de", "v1")    # a nightly rebuild that changed nothing
-        result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-        assert result.total_requested == 0
+    _core_split(instance, "de", "v1")    # a nightly rebuild that changed nothing
+    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
+    assert result.total_requested == 0
 
-        _core_split(instance, "fr", "v7")
-        result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-        assert result.total_requested == 1
+    _core_split(instance, "fr", "v7")
+    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
+    assert result.total_requested == 1
 
 
 def test_the_automation_sensor_covers_build_report(defs):

@@ -20,4 +20,6 @@ automation_sensor = dg.AutomationConditionSensorDefinition(
     "chpit_automation",
     target=dg.AssetSelection.all(),
     default_status=dg.DefaultSensorStatus.STOPPED,
+    description="Declarative Automation: materialises build_report once every language build that changed a core "
+                "split has finished (the only asset with an automation condition).",
 )

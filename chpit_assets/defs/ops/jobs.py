@@ -2,6 +2,8 @@
 
 import dagster as dg
 
+from chpit_assets.runs.systems import LOOKUP_MODES, parse_system_key
+
 build_job = dg.define_asset_job(
     "build",
     selection=dg.AssetSelection.groups("fedlex", "bench", "search") - dg.AssetSelection.assets("build_report"),
@@ -18,35 +20,65 @@ build_report_job = dg.define_asset_job(
 WRITER_POOL = "duckdb_writer"
 
 
-class NightlyConfig(dg.Config):
+class StageConfig(dg.PermissiveConfig):
+    """One resource's (or op's) run config, handed to the stage runs that use it, which validate it."""
+
+
+class PipelineConfig(dg.Config):
     langs: list[str]
-    repo_id: str = ""  # Hub dataset repo; empty = data/publish/ only (the upload needs its token too)
+    systems: list[str] = list(LOOKUP_MODES)
+    fedlex: StageConfig = StageConfig()       # the build runs' `fedlex` resource (sample or live)
+    model: StageConfig = StageConfig()        # the systems' `model` resource (endpoint, prices, workers)
+    runs: StageConfig = StageConfig()         # the `results` op's RunsConfig (sample, limit, retries)
+    publication: StageConfig = StageConfig()  # the publication's resource (Hub repo; empty = data/publish/ only)
 
 
 # In the writer pool: with the pool given to whole runs (dagster.yaml), the run queue never starts a
-# nightly beside another run that writes the store. Its stage runs start in this process, not
+# pipeline beside another run that writes the store. Its stage runs start in this process, not
 # through the queue, so they do not wait for the slot this run holds.
-@dg.op(pool=WRITER_POOL, description="Run chpit_assets.nightly.run_nightly for the configured languages.")
-def rebuild(context: dg.OpExecutionContext, config: NightlyConfig) -> None:
-    from chpit_assets.nightly import PARENT_TAG, NightlyFailed, run_nightly
+@dg.op(pool=WRITER_POOL, description="Run chpit_assets.pipeline.run_pipeline: every stage, one run each, in order.")
+def rebuild(context: dg.OpExecutionContext, config: PipelineConfig) -> None:
+    from chpit_assets.instance import fail_dead_runs, process_tags
+    from chpit_assets.pipeline import PARENT_TAG, PipelineFailed, run_pipeline
 
     granularity = context.instance.event_log_storage.get_pool_config().pool_granularity
     if granularity is None or granularity.value != "run":
         # Per-step slots: the stage runs' writer steps would wait for the slot this op holds, forever.
-        raise dg.Failure(f"the nightly needs `concurrency: pools: granularity: run` in dagster.yaml, not {granularity}")
-    tags = {k: v for k, v in context.run.tags.items() if k.startswith("chpit/")}
+        raise dg.Failure(f"{context.job_name} needs `concurrency: pools: granularity: run` in dagster.yaml, "
+                         f"not {granularity}")
+    paid = [key for key in config.systems if parse_system_key(key).slug is not None]
+    if paid and context.job_name == nightly_job.name:
+        raise dg.Failure(f"the nightly never starts a model system (R3: spending needs a person): {paid}")
+
+    def echo(line: str) -> None:
+        context.log.info(line)
+        print(line, flush=True)  # the CLI's terminal, or the run's captured stdout under the daemon
+
+    fail_dead_runs(context.instance)  # an earlier pipeline killed midway left stage runs STARTED
+    # The stage runs execute in this process: they carry its pid, and the parent's chpit/ tags.
+    tags = {k: v for k, v in context.run.tags.items() if k.startswith("chpit/")} | process_tags()
     try:
-        run_nightly(config.langs, instance=context.instance, tags={**tags, PARENT_TAG: context.run_id},
-                    publication={"repo_id": config.repo_id} if config.repo_id else None, echo=context.log.info)
-    except NightlyFailed as exc:
+        run_pipeline(config.langs, config.systems, instance=context.instance, tags={**tags, PARENT_TAG: context.run_id},
+                     fedlex=config.fedlex.model_dump(), model=config.model.model_dump(), runs=config.runs.model_dump(),
+                     publication=config.publication.model_dump(), echo=echo)
+    except PipelineFailed as exc:
         raise dg.Failure(description=str(exc), metadata={"stage": exc.stage, "stage_run": exc.run_id,
                                                           "reason": dg.MetadataValue.md(exc.reason)}) from None
 
 
 @dg.job(
     name="nightly",
-    description="The nightly rebuild end to end: build each language, build report, oracle gate, oracle and "
-                "recite, report, gated publication (docs/scheduling.md). Never starts a paid model.",
+    description="The nightly rebuild end to end: build each language, build report, oracle gate, the model-free "
+                "systems, report, gated publication (docs/scheduling.md). Never starts a paid model.",
 )
 def nightly_job() -> None:
+    rebuild()
+
+
+@dg.job(
+    name="benchmark",
+    description="`make run` / `python -m chpit_assets run`: the same chain as the nightly for the languages and "
+                "systems asked, model systems included; one run whose stage runs carry its id (chpit/parent).",
+)
+def benchmark_job() -> None:
     rebuild()

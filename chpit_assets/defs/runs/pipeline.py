@@ -8,7 +8,7 @@ pass, no system is run and no report is written.
 
 import dagster as dg
 
-from ..partitions import BENCH_LANGS
+from ..partitions import BENCH_LANGS, register_langs
 from .assets import DEFAULT_SYSTEMS, register_systems
 
 
@@ -23,6 +23,7 @@ def run_benchmark(
 ) -> bool:
     """True when the gate passed and every (system, lang) partition and the report materialised."""
     register_systems(instance, systems)
+    register_langs(instance, langs)
     job = defs.resolve_implicit_global_asset_job_def()
     gate = job.execute_in_process(
         instance=instance, asset_selection=[dg.AssetKey("oracle_gate")], raise_on_error=False, run_config=run_config,
