@@ -72,6 +72,13 @@ def prepare_instance(instance: dg.DagsterInstance) -> int | None:
     return instance.event_log_storage.get_concurrency_info(WRITER_POOL).slot_count
 
 
+def pool_granularity(instance: dg.DagsterInstance) -> str:
+    """`run` or `op`: how the instance hands out pool slots (dagster.yaml `concurrency: pools:
+    granularity:`; Dagster's default, unset, means `op`)."""
+    granularity = instance.get_concurrency_config().pool_config.pool_granularity
+    return granularity.value if granularity is not None else "op"
+
+
 def process_tags() -> dict[str, str]:
     """Tags naming the process a run executes in, for the runs this code starts in its own process
     (the CLI's, and the stage runs of the `rebuild` op): what `fail_dead_runs` checks."""

@@ -8,6 +8,7 @@ byte-identical whether French is built alone or with German and Italian (B15).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import random
@@ -91,10 +92,15 @@ ORDER BY e.act_id, e.e_id, e.change_date, e.new_version_id
 """
 
 # The code a line is rendered with (halves, field order, questions, serialisation): editing it
-# re-renders every stored line once.
-RENDER_RULES = hashlib.md5(b"".join(
-    (Path(__file__).parent / name).read_bytes() for name in ("items.py", "questions.py", "files.py")
-)).hexdigest()[:16]
+# re-renders every stored line once. Hashed as syntax trees, not bytes: reformatting the files or
+# editing a comment changes no rendered line, so it must not force a re-render of every line.
+def code_digest(sources: list[str]) -> str:
+    """16 hex over the syntax trees of Python sources: equal for equal code however it is laid out."""
+    return hashlib.md5("".join(ast.dump(ast.parse(source)) for source in sources).encode()).hexdigest()[:16]
+
+
+RENDER_RULES = code_digest([(Path(__file__).parent / name).read_text(encoding="utf-8")
+                            for name in ("items.py", "questions.py", "files.py")])
 
 
 def _edition(ch: dict, side: str) -> dict:

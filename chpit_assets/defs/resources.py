@@ -48,9 +48,9 @@ class ChpitStore(dg.ConfigurableResource):
         # `run`, dagster.yaml). With per-step slots, a run holding the file between its steps while
         # another run's step holds the slot and waits for the file would stall both until the
         # lock wait runs out.
-        instance = context.instance
-        granularity = instance.event_log_storage.get_pool_config().pool_granularity if instance else None
-        self._hold = granularity is not None and granularity.value == "run"  # unset means op
+        from chpit_assets.instance import pool_granularity
+
+        self._hold = context.instance is not None and pool_granularity(context.instance) == "run"
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         release_held(self.store_path)

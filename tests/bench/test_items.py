@@ -312,3 +312,14 @@ def test_a_published_item_of_the_earlier_layout_is_emitted_with_core_last_and_no
     kept = [i for i in second.items if i["id"] in {o["id"] for o in old}]
     assert len(kept) == 2 and changed_items(old, second.items) == []
     assert all(list(i)[-1] == "core" and "recite_label" not in i for i in kept)
+
+
+def test_the_render_rules_digest_ignores_layout_and_comments_but_not_code():
+    """Issue 17.4: a reformat must not re-render every stored line; a code change must."""
+    from chpit_assets.bench.items import code_digest
+
+    source = 'def question(item):\n    return f"Art. {item[\'n\']}"  # the template\n'
+    reformatted = '# rendering\ndef question(item):\n    return (\n        f"Art. {item[\'n\']}"\n    )\n'
+    changed = 'def question(item):\n    return f"Artikel {item[\'n\']}"\n'
+    assert code_digest([source]) == code_digest([reformatted])
+    assert code_digest([source]) != code_digest([changed])

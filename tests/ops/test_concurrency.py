@@ -15,6 +15,7 @@ import dagster as dg
 from chpit_assets.corpus.store import Store
 from chpit_assets.definitions import defs
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
+from chpit_assets.instance import pool_granularity
 
 from .conftest import SAMPLE, Proc, Spawn, set_up_instance
 
@@ -105,7 +106,7 @@ def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(
     store = Store(Path(base_env["CHPIT_DATA_DIR"]) / "chpit.duckdb")
     set_up_instance(spawn, base_env)
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance, ExitStack() as holder:
-        assert instance.event_log_storage.get_pool_config().pool_granularity.value == "run"
+        assert pool_granularity(instance) == "run"
         holder.enter_context(store.connect())  # the exclusive file lock a running writer holds
         runs = {lang: _materialize(spawn, base_env, lang) for lang in ("de", "fr")}
 

@@ -10,6 +10,7 @@ import pytest
 from chpit_assets.definitions import defs
 from chpit_assets.defs.partitions import register_langs
 from chpit_assets.executors import chpit_executor
+from chpit_assets.instance import pool_granularity
 
 from .conftest import SAMPLE
 
@@ -88,4 +89,4 @@ def test_the_shipped_instance_gives_a_run_the_writer_pool_for_the_whole_run(tmp_
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     (home / "dagster.yaml").write_text((SAMPLE.parents[1] / "dagster.yaml").read_text())
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        assert instance.event_log_storage.get_pool_config().pool_granularity.value == "run"
+        assert pool_granularity(instance) == "run"

@@ -38,11 +38,11 @@ class PipelineConfig(dg.Config):
 # through the queue, so they do not wait for the slot this run holds.
 @dg.op(pool=WRITER_POOL, description="Run chpit_assets.pipeline.run_pipeline: every stage, one run each, in order.")
 def rebuild(context: dg.OpExecutionContext, config: PipelineConfig) -> None:
-    from chpit_assets.instance import fail_dead_runs, process_tags
+    from chpit_assets.instance import fail_dead_runs, pool_granularity, process_tags
     from chpit_assets.pipeline import PARENT_TAG, PipelineFailed, run_pipeline
 
-    granularity = context.instance.event_log_storage.get_pool_config().pool_granularity
-    if granularity is None or granularity.value != "run":
+    granularity = pool_granularity(context.instance)
+    if granularity != "run":
         # Per-step slots: the stage runs' writer steps would wait for the slot this op holds, forever.
         raise dg.Failure(f"{context.job_name} needs `concurrency: pools: granularity: run` in dagster.yaml, "
                          f"not {granularity}")
