@@ -45,36 +45,60 @@ def constructed_store(store, acts: int, editions: int, articles: int) -> int:
     from chpit_assets.corpus.schema import act_id_for, version_id_for
 
     rng = random.Random(7)
-    filler = ("Die zuständige Behörde prüft das Gesuch innert angemessener Frist und teilt ihren Entscheid "
-              "der gesuchstellenden Person schriftlich mit; sie begründet ihn, soweit nötig.")
+    filler = (
+        "Die zuständige Behörde prüft das Gesuch innert angemessener Frist und teilt ihren Entscheid "
+        "der gesuchstellenden Person schriftlich mit; sie begründet ihn, soweit nötig."
+    )
     act_rows, version_rows, article_rows = [], [], []
     for a in range(acts):
         eli = f"https://fedlex.data.admin.ch/eli/cc/bench/{a}"
         act_id = act_id_for(eli)
-        act_rows.append({"act_id": act_id, "sr_number": f"{a // 10}.{a % 10}", "eli": eli, "jurisdiction": "CH",
-                         "abbreviation": f"G{a}", "enforcement_status": 0})
+        act_rows.append(
+            {
+                "act_id": act_id,
+                "sr_number": f"{a // 10}.{a % 10}",
+                "eli": eli,
+                "jurisdiction": "CH",
+                "abbreviation": f"G{a}",
+                "enforcement_status": 0,
+            }
+        )
         figures = [rng.randint(1, 999) for _ in range(articles)]
         start = date(2015, 1, 1)
         for e in range(editions):
             end = start + timedelta(days=rng.randint(200, 500))
             cons = f"{eli}/{start:%Y%m%d}"
             vid = version_id_for(cons, "de")
-            version_rows.append({"version_id": vid, "act_id": act_id, "lang": "de", "date_applicability": start,
-                                 "date_end_applicability": None if e == editions - 1 else end, "eli": cons,
-                                 "source": "fedlex", "stage": "parsed"})
+            version_rows.append(
+                {
+                    "version_id": vid,
+                    "act_id": act_id,
+                    "lang": "de",
+                    "date_applicability": start,
+                    "date_end_applicability": None if e == editions - 1 else end,
+                    "eli": cons,
+                    "source": "fedlex",
+                    "stage": "parsed",
+                }
+            )
             for k in range(articles):
                 if e and rng.random() < 0.33:
                     figures[k] = rng.randint(1, 999)
-                text = (f"1 {filler}\n2 Der Betrag beträgt {figures[k]} Franken je angefangene Stunde "
-                        f"und wird jährlich angepasst.\n3 {filler}")
-                article_rows.append({"version_id": vid, "e_id": f"art_{k + 1}", "article_number": str(k + 1),
-                                     "text": text})
+                text = (
+                    f"1 {filler}\n2 Der Betrag beträgt {figures[k]} Franken je angefangene Stunde "
+                    f"und wird jährlich angepasst.\n3 {filler}"
+                )
+                article_rows.append(
+                    {"version_id": vid, "e_id": f"art_{k + 1}", "article_number": str(k + 1), "text": text}
+                )
             start = end + timedelta(days=1)
-    store.replace([
-        ("ch_act", "true", [], pl.DataFrame(act_rows).with_columns(pl.col("enforcement_status").cast(pl.Int32))),
-        ("ch_act_version", "true", [], pl.DataFrame(version_rows)),
-        ("ch_act_article", "true", [], pl.DataFrame(article_rows)),
-    ])
+    store.replace(
+        [
+            ("ch_act", "true", [], pl.DataFrame(act_rows).with_columns(pl.col("enforcement_status").cast(pl.Int32))),
+            ("ch_act_version", "true", [], pl.DataFrame(version_rows)),
+            ("ch_act_article", "true", [], pl.DataFrame(article_rows)),
+        ]
+    )
     return len(article_rows)
 
 
@@ -113,8 +137,12 @@ def builder_steps(store, build_dir: Path, langs: tuple[str, ...]) -> tuple[dict[
         built = timed("bench_items", lambda: bench_items(lang))
         timed("core_split", lambda: items.write_core(store, build_dir, lang))
     timed("build_report", lambda: write_report(build_dir / "build-report.json", build_report(store, None)))
-    counts = {"changes": changes.height, "modified": int((changes["change_type"] == "modified").sum()),
-              "eligible": elig.eligible.height, "items": len(built.items)}
+    counts = {
+        "changes": changes.height,
+        "modified": int((changes["change_type"] == "modified").sum()),
+        "eligible": elig.eligible.height,
+        "items": len(built.items),
+    }
     return steps, counts
 
 
@@ -134,7 +162,10 @@ def run_scenario(name: str, acts: int, editions: int, articles: int) -> dict:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     steps, counts = builder_steps(store, tmp / "build", ("de",))
     return {
-        "scenario": name, "article_rows": size, **counts, "seconds": steps,
+        "scenario": name,
+        "article_rows": size,
+        **counts,
+        "seconds": steps,
         "total_seconds": round(sum(steps.values()), 3),
         "peak_rss_mb_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "rss_mb_before_build": round(rss_before / 1024, 1),
@@ -154,8 +185,13 @@ def run_phase(corpus: Path, work: Path) -> dict:
         ingest_language(store, catalog, lang, work / "cache")
     ingest_s = round(time.perf_counter() - start, 3)
     steps, counts = builder_steps(store, work / "build", LANGS)
-    return {"ingest_seconds": ingest_s, "seconds": steps, "total_seconds": round(sum(steps.values()), 3),
-            **counts, "peak_rss_mb_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    return {
+        "ingest_seconds": ingest_s,
+        "seconds": steps,
+        "total_seconds": round(sum(steps.values()), 3),
+        **counts,
+        "peak_rss_mb_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
 
 
 def run_incremental(args) -> dict:
@@ -169,16 +205,26 @@ def run_incremental(args) -> dict:
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-builder-"))
     corpus, work = tmp / "synthetic", tmp / "work"
-    summary = generate(Params(acts=args.synthetic_acts, editions_per_act=args.synthetic_editions, langs=LANGS,
-                              seed=1), corpus, ROOT / "data" / "fedlex-sample", workers=2)
+    summary = generate(
+        Params(acts=args.synthetic_acts, editions_per_act=args.synthetic_editions, langs=LANGS, seed=1),
+        corpus,
+        ROOT / "data" / "fedlex-sample",
+        workers=2,
+    )
     full = _phase(args, corpus, work)
     catalog = load_sample_catalog(corpus)
     act = catalog.acts[0]
-    append_edition(corpus, act.eli, next_month(max(e.date_applicability for e in catalog.editions
-                                                   if e.act_eli == act.eli)))
+    append_edition(
+        corpus, act.eli, next_month(max(e.date_applicability for e in catalog.editions if e.act_eli == act.eli))
+    )
     incremental = _phase(args, corpus, work)
-    return {"scenario": "incremental", "editions": summary.editions, "files": summary.files,
-            "full": full, "incremental": incremental}
+    return {
+        "scenario": "incremental",
+        "editions": summary.editions,
+        "files": summary.files,
+        "full": full,
+        "incremental": incremental,
+    }
 
 
 def _child(args, *extra: str) -> dict:
@@ -192,34 +238,49 @@ def _phase(args, corpus: Path, work: Path) -> dict:
 
 
 def _markdown(args, results: list[dict]) -> str:
-    lines = [f"\n## {time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.node()} ({platform.machine()}, "
-             f"{os.cpu_count()} cores, {platform.processor() or platform.system()}, Python {platform.python_version()}, "
-             f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}), code: {args.code}\n",
-             "| scenario | article rows | modified changes | eligible | items | act_changes s | eligible_changes s | "
-             "bench_items s | core s | report s | total s | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"\n## {time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.node()} ({platform.machine()}, "
+        f"{os.cpu_count()} cores, {platform.processor() or platform.system()}, Python {platform.python_version()}, "
+        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}), code: {args.code}\n",
+        "| scenario | article rows | modified changes | eligible | items | act_changes s | eligible_changes s | "
+        "bench_items s | core s | report s | total s | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
-        runs = [(r["scenario"], r)] if "full" not in r else [
-            (f"synthetic {r['editions']:,} editions, {phase} build (3 languages)", r[phase])
-            for phase in ("full", "incremental")]
+        runs = (
+            [(r["scenario"], r)]
+            if "full" not in r
+            else [
+                (f"synthetic {r['editions']:,} editions, {phase} build (3 languages)", r[phase])
+                for phase in ("full", "incremental")
+            ]
+        )
         for name, x in runs:
             s = x["seconds"]
-            lines.append(f"| {name} | {x.get('article_rows', '')} | {x['modified']} | {x['eligible']} | {x['items']} | "
-                         f"{s['act_changes']} | {s['eligible_changes']} | {s['bench_items']} | {s['core_split']} | "
-                         f"{s['build_report']} | {x['total_seconds']} | {x['peak_rss_mb_process']} |")
+            lines.append(
+                f"| {name} | {x.get('article_rows', '')} | {x['modified']} | {x['eligible']} | {x['items']} | "
+                f"{s['act_changes']} | {s['eligible_changes']} | {s['bench_items']} | {s['core_split']} | "
+                f"{s['build_report']} | {x['total_seconds']} | {x['peak_rss_mb_process']} |"
+            )
         if "full" in r:
             full, inc = r["full"], r["incremental"]
-            lines.append(f"\nIncremental builder / full builder: {inc['total_seconds'] / full['total_seconds']:.1%}; "
-                         f"ingest (not the builder's) full {full['ingest_seconds']} s, incremental "
-                         f"{inc['ingest_seconds']} s; incremental (ingest + builder) / full (ingest + builder): "
-                         f"{(inc['ingest_seconds'] + inc['total_seconds']) / (full['ingest_seconds'] + full['total_seconds']):.1%}.")
+            lines.append(
+                f"\nIncremental builder / full builder: {inc['total_seconds'] / full['total_seconds']:.1%}; "
+                f"ingest (not the builder's) full {full['ingest_seconds']} s, incremental "
+                f"{inc['ingest_seconds']} s; incremental (ingest + builder) / full (ingest + builder): "
+                f"{(inc['ingest_seconds'] + inc['total_seconds']) / (full['ingest_seconds'] + full['total_seconds']):.1%}."
+            )
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", choices=["sample", "constructed", "incremental"], action="append",
-                        help="run only these (repeatable); default all three")
+    parser.add_argument(
+        "--scenario",
+        choices=["sample", "constructed", "incremental"],
+        action="append",
+        help="run only these (repeatable); default all three",
+    )
     parser.add_argument("--acts", type=int, default=400)
     parser.add_argument("--editions", type=int, default=6)
     parser.add_argument("--articles", type=int, default=60)
@@ -227,7 +288,7 @@ def main() -> int:
     parser.add_argument("--synthetic-editions", type=int, default=4)
     parser.add_argument("--code", type=Path, default=ROOT, help="checkout whose chpit_assets is measured")
     parser.add_argument("--write", type=Path, help="append the figures to this markdown file")
-    parser.add_argument("--one", help=argparse.SUPPRESS)                  # child: one sample/constructed run
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # child: one sample/constructed run
     parser.add_argument("--phase", nargs=2, type=Path, help=argparse.SUPPRESS)  # child: CORPUS WORK
     args = parser.parse_args()
     sys.path.insert(0, str(args.code.resolve()))
@@ -242,8 +303,19 @@ def main() -> int:
         if scenario == "incremental":
             results.append(run_incremental(args))
         else:
-            results.append(_child(args, "--one", scenario, "--acts", str(args.acts), "--editions", str(args.editions),
-                                  "--articles", str(args.articles)))
+            results.append(
+                _child(
+                    args,
+                    "--one",
+                    scenario,
+                    "--acts",
+                    str(args.acts),
+                    "--editions",
+                    str(args.editions),
+                    "--articles",
+                    str(args.articles),
+                )
+            )
         print(json.dumps(results[-1]), flush=True)
     text = _markdown(args, results)
     print(text)

@@ -37,8 +37,11 @@ def main() -> int:
     data = args.corpus / "_build"
     items = [json.loads(line) for line in (data / "build" / f"bench-{args.lang}.jsonl").read_text("utf-8").splitlines()]
     tools = PitTools(Store(data / "chpit.duckdb"), today=date(2026, 9, 4), search_dir=data / "search-bench")
-    report = {"machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
-              "measured": datetime.now(timezone.utc).isoformat(timespec="minutes"), "items": len(items)}
+    report = {
+        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
+        "measured": datetime.now(timezone.utc).isoformat(timespec="minutes"),
+        "items": len(items),
+    }
     total = 0.0
     with tempfile.TemporaryDirectory() as tmp, tools.session():
         for key in FREE_SYSTEMS:
@@ -48,9 +51,12 @@ def main() -> int:
             seconds = time.perf_counter() - start
             total += seconds
             labels = Counter(line["verdict"]["label"] for line in load_log(path).values())
-            report[key] = {"s": round(seconds, 1), "items_per_s": round(len(items) / seconds, 1),
-                           "correct_share": round(labels["grounded_correct"] / len(items), 4),
-                           "labels": dict(sorted(labels.items()))}
+            report[key] = {
+                "s": round(seconds, 1),
+                "items_per_s": round(len(items) / seconds, 1),
+                "correct_share": round(labels["grounded_correct"] / len(items), 4),
+                "labels": dict(sorted(labels.items())),
+            }
     report["all_three_s"] = round(total, 1)
     print(json.dumps(report, indent=1))
     return 0

@@ -27,9 +27,11 @@ from chpit_assets.fedlex.catalog import load_sample_catalog
 from chpit_assets.pit.tools import PitTools
 from chpit_assets.runs.local_model import LocalModelServer
 
-SYSTEM = ("You are a Swiss legal database. The user asks for the verbatim text of an article as in force on a given "
-          "date. A retrieved article text is provided between <context> tags. Answer with the verbatim article "
-          "text from the context, in the language of the question, nothing else.")
+SYSTEM = (
+    "You are a Swiss legal database. The user asks for the verbatim text of an article as in force on a given "
+    "date. A retrieved article text is provided between <context> tags. Answer with the verbatim article "
+    "text from the context, in the language of the question, nothing else."
+)
 
 
 def main() -> None:
@@ -57,23 +59,31 @@ def main() -> None:
     print(f"tool ch_get_act_article: {alone * 1000:.1f} ms per call alone, {shared * 1000:.1f} ms in a session")
 
     question = "Wie lautet Art. 24 DSG (SR 235.1) am 1. Januar 2024?"
-    body = {"messages": [{"role": "system", "content": SYSTEM},
-                         {"role": "user", "content": f"{question}\n\n<context>\n{article.text}\n</context>"}],
-            "temperature": 0, "max_tokens": args.max_tokens}
+    body = {
+        "messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"{question}\n\n<context>\n{article.text}\n</context>"},
+        ],
+        "temperature": 0,
+        "max_tokens": args.max_tokens,
+    }
     start = time.perf_counter()
     with LocalModelServer(threads=args.threads) as llm:
         print(f"model {llm.model}: up in {time.perf_counter() - start:.1f} s, threads={args.threads}")
         latencies, tokens = [], []
         for _ in range(args.requests):
             t = time.perf_counter()
-            reply = httpx.post(f"{llm.base_url}/v1/chat/completions", json={"model": llm.model, **body},
-                               timeout=600).json()
+            reply = httpx.post(
+                f"{llm.base_url}/v1/chat/completions", json={"model": llm.model, **body}, timeout=600
+            ).json()
             latencies.append(time.perf_counter() - t)
             tokens.append(reply["usage"]["completion_tokens"])
         usage = reply["usage"]
-    print(f"prompt {usage['prompt_tokens']} tokens, answer {statistics.median(tokens):.0f} tokens; latency per "
-          f"request: median {statistics.median(latencies):.2f} s, min {min(latencies):.2f} s, "
-          f"max {max(latencies):.2f} s over {args.requests}; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"prompt {usage['prompt_tokens']} tokens, answer {statistics.median(tokens):.0f} tokens; latency per "
+        f"request: median {statistics.median(latencies):.2f} s, min {min(latencies):.2f} s, "
+        f"max {max(latencies):.2f} s over {args.requests}; load average {os.getloadavg()[0]:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -60,10 +60,14 @@ def main() -> None:
             if name == "extract":
                 articles = out
     mb = total_bytes / 1e6
-    print(f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {platform.machine()} {platform.processor() or ''}".rstrip())
+    print(
+        f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {platform.machine()} {platform.processor() or ''}".rstrip()
+    )
     print(f"files: {len(files)} ({mb:.1f} MB), articles: {articles}, rounds: {args.rounds} (best of)")
     print(f"bare lxml parse:    {best['bare']:.3f} s  ({mb / best['bare']:.1f} MB/s)")
-    print(f"article extraction: {best['extract']:.3f} s  ({mb / best['extract']:.1f} MB/s, {len(files) / best['extract']:.0f} editions/s)")
+    print(
+        f"article extraction: {best['extract']:.3f} s  ({mb / best['extract']:.1f} MB/s, {len(files) / best['extract']:.0f} editions/s)"
+    )
     print(f"ratio extraction / bare parse: {best['extract'] / best['bare']:.2f}x (target <= 2x)")
     if args.per_file:
         print_per_file(sorted(files, key=lambda f: -len(f[1]))[: args.per_file], args.rounds)
@@ -83,7 +87,9 @@ def print_per_file(files: list[tuple[Path, bytes]], rounds: int) -> None:
             n = len(parse_edition(data, str(path)).articles)
             extract = min(extract, time.process_time() - start)
         name = "/".join(path.parts[-2:])
-        print(f"| {name} | {len(data) / 1e6:.2f} | {n} | {bare * 1e3:.1f} | {extract * 1e3:.1f} | {extract / bare:.2f}x |")
+        print(
+            f"| {name} | {len(data) / 1e6:.2f} | {n} | {bare * 1e3:.1f} | {extract * 1e3:.1f} | {extract / bare:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

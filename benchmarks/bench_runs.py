@@ -31,7 +31,9 @@ from tests.runs.conftest import build_sample  # noqa: E402
 
 def answers_per_second(items: list[dict], workers: int, max_tokens: int, root: Path) -> tuple[float, float]:
     with LocalModelServer(parallel=workers) as server:
-        config = EndpointConfig(f"{server.base_url}/v1", server.model, max_tokens=max_tokens, retry_max_tokens=max_tokens)
+        config = EndpointConfig(
+            f"{server.base_url}/v1", server.model, max_tokens=max_tokens, retry_max_tokens=max_tokens
+        )
         with ChatClient(config) as client:
             system = build_system("smollm2-135m/closed", clients={"smollm2-135m": client})
             run_items(system, items[:1], root / f"warm-{workers}.jsonl")  # load and warm the model once
@@ -48,7 +50,11 @@ def score_and_report(sample_items: list[dict], n: int, root: Path) -> tuple[floa
     for i in range(n):
         base = sample_items[i % len(sample_items)]
         item = {**base, "id": f"{i:016x}", "lang": ("de", "fr", "it")[i % 3]}
-        answer = (base["gold"]["text"], base["distractor"]["text"], base["gold"]["text"][: len(base["gold"]["text"]) // 2])[i % 3]
+        answer = (
+            base["gold"]["text"],
+            base["distractor"]["text"],
+            base["gold"]["text"][: len(base["gold"]["text"]) // 2],
+        )[i % 3]
         items.append(item)
         log[item["id"]] = {"id": item["id"], "answer": answer, "error": None, "tool_calls": []}
     t0 = time.perf_counter()
@@ -69,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="bench-runs-"))
     sample = build_sample(root)
     base = sample.items["de"]
-    items = [{**base[i % len(base)], "id": f"{i:016x}", "question": f"({i}) {base[i % len(base)]['question']}"}
-             for i in range(args.answers)]
+    items = [
+        {**base[i % len(base)], "id": f"{i:016x}", "question": f"({i}) {base[i % len(base)]['question']}"}
+        for i in range(args.answers)
+    ]
 
     rows = []
     for workers in (1, 2, 4):
@@ -80,15 +88,21 @@ def main(argv: list[str] | None = None) -> int:
 
     load = os.getloadavg()
     print(f"## Runs: measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
-    print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.\n")
-    print(f"Local SmolLM2-135M (llama.cpp, 2 threads, one slot per worker), closed mode, {args.answers} answers, "
-          f"max_tokens {args.max_tokens}.\n")
+    print(
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.\n"
+    )
+    print(
+        f"Local SmolLM2-135M (llama.cpp, 2 threads, one slot per worker), closed mode, {args.answers} answers, "
+        f"max_tokens {args.max_tokens}.\n"
+    )
     print("| workers | answers/s | seconds | speed-up vs 1 |\n|---|---|---|---|")
     for workers, rate, seconds in rows:
         print(f"| {workers} | {rate:.2f} | {seconds:.1f} | {rate / rows[0][1]:.2f}x |")
-    print(f"\nScore a {args.report_answers}-answer run (scored view, fast scorer): {scored_s:.2f} s; "
-          f"build and write the report (md, json, html): {report_s:.2f} s.")
+    print(
+        f"\nScore a {args.report_answers}-answer run (scored view, fast scorer): {scored_s:.2f} s; "
+        f"build and write the report (md, json, html): {report_s:.2f} s."
+    )
     return 0
 
 

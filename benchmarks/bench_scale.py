@@ -87,15 +87,20 @@ def build(corpus: Path) -> dict:
         steps[f"act_changes[{lang}]"].update(changes=changes.changes.height, acts_recomputed=changes.acts_recomputed)
         result = timed(f"eligible_changes[{lang}]", lambda: update_eligible(store, lang))
         steps[f"eligible_changes[{lang}]"].update(considered=result.changes_considered, eligible=result.eligible.height)
-        built, _ = timed(f"bench_items[{lang}]",
-                         lambda: update_items(store, data / "build", lang, BuildSettings(), data / "frozen"))
+        built, _ = timed(
+            f"bench_items[{lang}]", lambda: update_items(store, data / "build", lang, BuildSettings(), data / "frozen")
+        )
         steps[f"bench_items[{lang}]"].update(items=len(built.ids), rendered=len(built.fresh))
         timed(f"core_split[{lang}]", lambda: write_core(store, data / "build", lang))
     timed("build_report", lambda: write_report(data / "build" / "build-report.json", build_report(store, None)))
     timed("close_store", lambda: release_held(store.path))  # the run's last checkpoint
     total = round(sum(s["s"] for s in steps.values()), 2)
-    return {"steps": steps, "total_s": total, "peak_rss_mb": _rss_mb(),
-            "store_mb": round((data / "chpit.duckdb").stat().st_size / 1e6, 1)}
+    return {
+        "steps": steps,
+        "total_s": total,
+        "peak_rss_mb": _rss_mb(),
+        "store_mb": round((data / "chpit.duckdb").stat().st_size / 1e6, 1),
+    }
 
 
 def _build_job():
@@ -122,7 +127,10 @@ def build_with_dagster(corpus: Path, executor: str) -> dict:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
     instance = dg.DagsterInstance.get()
-    resources = {"fedlex": {"config": {"sample_dir": str(corpus)}}, "chpit": {"config": {"data_dir": str(root / "data")}}}
+    resources = {
+        "fedlex": {"config": {"sample_dir": str(corpus)}},
+        "chpit": {"config": {"data_dir": str(root / "data")}},
+    }
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     runs: dict[str, dict] = {}
     for job_name, partition in [("build", lang) for lang in LANGS] + [("build_report_job", None)]:
@@ -130,26 +138,37 @@ def build_with_dagster(corpus: Path, executor: str) -> dict:
         start = time.perf_counter()
         if executor == "in_process" or partition is None:
             result = defs.resolve_job_def(job_name).execute_in_process(
-                instance=instance, partition_key=partition, run_config=config, raise_on_error=False)
+                instance=instance, partition_key=partition, run_config=config, raise_on_error=False
+            )
             run_id, ok = result.run_id, result.success
         else:
             config["execution"] = {"config": {executor: {}}}
-            with dg.execute_job(dg.reconstructable(_build_job), instance=instance, run_config=config,
-                                tags={"dagster/partition": partition}) as result:
+            with dg.execute_job(
+                dg.reconstructable(_build_job),
+                instance=instance,
+                run_config=config,
+                tags={"dagster/partition": partition},
+            ) as result:
                 run_id, ok = result.run_id, result.success
         wall = time.perf_counter() - start
         if not ok:
             raise SystemExit(f"{job_name} [{partition}] failed through Dagster")
         logs = [(r.timestamp, r.dagster_event) for r in instance.all_logs(run_id) if r.dagster_event]
         started = {e.step_key: ts for ts, e in logs if e.event_type_value == "STEP_START"}
-        steps = {e.step_key: round(ts - started[e.step_key], 2) for ts, e in logs if e.event_type_value == "STEP_SUCCESS"}
+        steps = {
+            e.step_key: round(ts - started[e.step_key], 2) for ts, e in logs if e.event_type_value == "STEP_SUCCESS"
+        }
         runs[f"{job_name}[{partition}]" if partition else job_name] = {"s": round(wall, 2), "steps": steps}
     return {"runs": runs, "total_s": round(sum(r["s"] for r in runs.values()), 2), "peak_rss_mb": _rss_mb()}
 
 
 def _in_fresh_process(corpus: Path, *mode: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, *(mode or ("--build-only",)), str(corpus)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, *(mode or ("--build-only",)), str(corpus)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -165,57 +184,84 @@ def _markdown(meta: dict, full: dict, incremental: dict, parse_out: str) -> str:
     for name, step in full["steps"].items():
         inc = incremental["steps"].get(name, {})
         notes = ", ".join(f"{k} {v:,}" for k, v in step.items() if k not in ("s", "peak_rss_mb"))
-        inc_notes = ", ".join(f"{k} {v:,}" for k, v in inc.items()
-                              if k in ("parsed", "reused", "acts_recomputed", "eligible", "rendered"))
-        rows.append(f"| {name} | {step['s']} | {step['peak_rss_mb']} | {inc.get('s', '')} | {notes}"
-                    + (f"; incremental: {inc_notes}" if inc_notes else "") + " |")
+        inc_notes = ", ".join(
+            f"{k} {v:,}" for k, v in inc.items() if k in ("parsed", "reused", "acts_recomputed", "eligible", "rendered")
+        )
+        rows.append(
+            f"| {name} | {step['s']} | {step['peak_rss_mb']} | {inc.get('s', '')} | {notes}"
+            + (f"; incremental: {inc_notes}" if inc_notes else "")
+            + " |"
+        )
     ratio = incremental["total_s"] / full["total_s"]
-    rows.append(f"| **total** | **{full['total_s']}** | **{full['peak_rss_mb']}** | **{incremental['total_s']}** "
-                f"| incremental / full = {ratio:.1%} |")
-    return "\n".join([
-        f"### Run of {meta['date']}",
-        "",
-        f"Machine: `{meta['machine']}`, {meta['nproc']} cores ({meta['cpu']}), Python {meta['python']}, "
-        f"load average at start {meta['load']}. Corpus: {meta['corpus']}.",
-        "",
-        "P3 / P3b, per step (peak RSS is the build process's running `ru_maxrss`; store after the full build: "
-        f"{full['store_mb']} MB):",
-        "",
-        *rows,
-        "",
-        "P2 (`benchmarks/bench_parse.py` over " + meta["parse_slice"] + "):",
-        "",
-        "```",
-        parse_out.strip(),
-        "```",
-        "",
-    ])
+    rows.append(
+        f"| **total** | **{full['total_s']}** | **{full['peak_rss_mb']}** | **{incremental['total_s']}** "
+        f"| incremental / full = {ratio:.1%} |"
+    )
+    return "\n".join(
+        [
+            f"### Run of {meta['date']}",
+            "",
+            f"Machine: `{meta['machine']}`, {meta['nproc']} cores ({meta['cpu']}), Python {meta['python']}, "
+            f"load average at start {meta['load']}. Corpus: {meta['corpus']}.",
+            "",
+            "P3 / P3b, per step (peak RSS is the build process's running `ru_maxrss`; store after the full build: "
+            f"{full['store_mb']} MB):",
+            "",
+            *rows,
+            "",
+            "P2 (`benchmarks/bench_parse.py` over " + meta["parse_slice"] + "):",
+            "",
+            "```",
+            parse_out.strip(),
+            "```",
+            "",
+        ]
+    )
 
 
 def _pairs_markdown(pairs: list[tuple[float, float]]) -> str:
     rows = ["| pair | full build s | incremental s | incremental / full |", "|---|---|---|---|"]
     rows += [f"| {n} | {f} | {i} | {i / f:.1%} |" for n, (f, i) in enumerate(pairs, 1)]
     ratios = sorted(i / f for f, i in pairs)
-    return "\n".join(["", f"P3 / P3b repeated ({len(pairs)} pairs, each from an empty store; the first is the table above): "
-                      f"median ratio {statistics.median(ratios):.1%}, range {ratios[0]:.1%} to {ratios[-1]:.1%}.",
-                      "", *rows, ""])
+    return "\n".join(
+        [
+            "",
+            f"P3 / P3b repeated ({len(pairs)} pairs, each from an empty store; the first is the table above): "
+            f"median ratio {statistics.median(ratios):.1%}, range {ratios[0]:.1%} to {ratios[-1]:.1%}.",
+            "",
+            *rows,
+            "",
+        ]
+    )
 
 
 def _dagster_markdown(full: dict, incremental: dict) -> str:
     if not full:
         return ""
-    rows = ["| executor | run | full build s | incremental s | slowest steps of the incremental run (s) |",
-            "|---|---|---|---|---|"]
+    rows = [
+        "| executor | run | full build s | incremental s | slowest steps of the incremental run (s) |",
+        "|---|---|---|---|---|",
+    ]
     for executor, runs in full.items():
         for name, run in runs["runs"].items():
             inc = incremental[executor]["runs"][name]
             slow = ", ".join(f"{k} {v}" for k, v in sorted(inc["steps"].items(), key=lambda kv: -kv[1])[:3])
             rows.append(f"| {executor} | {name} | {run['s']} | {inc['s']} | {slow} |")
         ratio = incremental[executor]["total_s"] / runs["total_s"]
-        rows.append(f"| **{executor}** | **total** | **{runs['total_s']}** | **{incremental[executor]['total_s']}** "
-                    f"| incremental / full = {ratio:.1%}; peak RSS {runs['peak_rss_mb']} MB |")
-    return "\n".join(["", "P3 / P3b through Dagster (the build job per language and build_report_job, checks included, "
-                      "the project's dagster.yaml on SQLite):", "", *rows, ""])
+        rows.append(
+            f"| **{executor}** | **total** | **{runs['total_s']}** | **{incremental[executor]['total_s']}** "
+            f"| incremental / full = {ratio:.1%}; peak RSS {runs['peak_rss_mb']} MB |"
+        )
+    return "\n".join(
+        [
+            "",
+            "P3 / P3b through Dagster (the build job per language and build_report_job, checks included, "
+            "the project's dagster.yaml on SQLite):",
+            "",
+            *rows,
+            "",
+        ]
+    )
 
 
 def main() -> int:
@@ -226,12 +272,19 @@ def main() -> int:
     parser.add_argument("--articles", default="10:60", help="articles per act in its first edition, MIN:MAX")
     parser.add_argument("--workers", type=int, default=2, help="generator processes")
     parser.add_argument("--parse-acts", type=int, default=100, help="act folders timed by bench_parse.py (P2)")
-    parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "synthetic",
-                        help="wiped and regenerated; the build (store, cache, outputs) goes in CORPUS/_build")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=ROOT / "data" / "synthetic",
+        help="wiped and regenerated; the build (store, cache, outputs) goes in CORPUS/_build",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="full + incremental pairs measured (the first in detail)")
     parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    parser.add_argument("--executors", default="in_process,multiprocess",
-                        help="also build through Dagster with these executors (comma-separated; empty: skip)")
+    parser.add_argument(
+        "--executors",
+        default="in_process,multiprocess",
+        help="also build through Dagster with these executors (comma-separated; empty: skip)",
+    )
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)  # the fresh-process builds
     parser.add_argument("--dagster-only", nargs=2, metavar=("EXECUTOR", "CORPUS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -253,26 +306,42 @@ def main() -> int:
     )
 
     meta = {
-        "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "machine": platform.machine(),
-        "nproc": os.cpu_count(), "cpu": _cpu_model(), "python": platform.python_version(),
+        "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+        "machine": platform.machine(),
+        "nproc": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
         "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
     }
     corpus = args.corpus
     lo, _, hi = args.articles.partition(":")
-    params = Params(acts=args.acts, editions_per_act=args.editions_per_act, langs=LANGS, seed=args.seed,
-                    articles=(int(lo), int(hi or lo)))
+    params = Params(
+        acts=args.acts,
+        editions_per_act=args.editions_per_act,
+        langs=LANGS,
+        seed=args.seed,
+        articles=(int(lo), int(hi or lo)),
+    )
     start = time.perf_counter()
     summary = generate(params, corpus, ROOT / "data" / "fedlex-sample", workers=args.workers)
     gen_s = time.perf_counter() - start
-    meta["corpus"] = (f"{summary.acts:,} acts x {args.editions_per_act} editions x {len(LANGS)} languages = "
-                      f"{summary.editions:,} catalog editions, {summary.files:,} files, {summary.bytes / 1e6:,.0f} MB, "
-                      f"generated in {gen_s:.0f} s with {args.workers} workers (seed {args.seed}, articles {args.articles})")
+    meta["corpus"] = (
+        f"{summary.acts:,} acts x {args.editions_per_act} editions x {len(LANGS)} languages = "
+        f"{summary.editions:,} catalog editions, {summary.files:,} files, {summary.bytes / 1e6:,.0f} MB, "
+        f"generated in {gen_s:.0f} s with {args.workers} workers (seed {args.seed}, articles {args.articles})"
+    )
     print(meta["corpus"], flush=True)
 
     folders = sorted(corpus.glob("cc-*"))[: args.parse_acts]
-    meta["parse_slice"] = f"the first {len(folders)} act folders ({sum(1 for f in folders for _ in f.glob('*.xml'))} files)"
-    parse_out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_parse.py"), "--rounds", "3",
-                                *map(str, folders)], check=True, capture_output=True, text=True).stdout
+    meta["parse_slice"] = (
+        f"the first {len(folders)} act folders ({sum(1 for f in folders for _ in f.glob('*.xml'))} files)"
+    )
+    parse_out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_parse.py"), "--rounds", "3", *map(str, folders)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     print(parse_out, flush=True)
 
     base_catalog = (corpus / "catalog.json").read_bytes()
@@ -285,8 +354,9 @@ def main() -> int:
     # The worst realistic case: amend the act's longest article, so the new change is eligible and
     # joins the sampling pool, which B15 then reshuffles (a new change that is not eligible leaves
     # every item as it was).
-    latest = max((e for e in catalog.editions if e.act_eli == act.eli and e.lang == "de"),
-                 key=lambda e: e.date_applicability)
+    latest = max(
+        (e for e in catalog.editions if e.act_eli == act.eli and e.lang == "de"), key=lambda e: e.date_applicability
+    )
     parsed = parse_edition(Path(url2pathname(urlsplit(latest.file_url).path)).read_bytes(), latest.consolidation)
     longest = max(parsed.articles, key=lambda a: len(a.text)).e_id
     line = append_edition(corpus, act.eli, next_month(latest.date_applicability), e_id=longest)
@@ -306,8 +376,11 @@ def main() -> int:
         (corpus / "catalog.json").write_bytes(appended_catalog)
         pairs.append((again_full, _in_fresh_process(corpus)["total_s"]))
         print(json.dumps(pairs[-1]), flush=True)
-    text = (_markdown(meta, full, incremental, parse_out) + _pairs_markdown(pairs)
-            + _dagster_markdown(dagster_full, dagster_incremental))
+    text = (
+        _markdown(meta, full, incremental, parse_out)
+        + _pairs_markdown(pairs)
+        + _dagster_markdown(dagster_full, dagster_incremental)
+    )
     print(text)
     if args.write:
         with args.write.open("a", encoding="utf-8") as fh:

@@ -17,6 +17,7 @@ case against the reference path on all cores (correctness only, untimed).
 
     .venv/bin/python benchmarks/bench_scorer.py [--cases 15000] [--slow-subset 1500] [--verify-all]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,20 +47,29 @@ def articles(relpath: str) -> dict[str, str]:
     """{e_id: text} of one sample file, as the pipeline parses it (the text items ship)."""
     return {a.e_id: a.text for a in parse_edition((SAMPLE / relpath).read_bytes(), relpath).articles if a.text}
 
+
 FILES = {
     "de": ["cc-2022-491/20250707-de.xml", "cc-2004-745/20230901-de.xml", "cc-1999-404/20240303-de.xml"],
     "fr": ["cc-2022-491/20250707-fr.xml"],
     "it": ["cc-2022-491/20250707-it.xml"],
 }
 # The same act in the other languages, for wrong-language answers (S8).
-PARALLEL = {"de": "cc-2022-491/20250707-de.xml", "fr": "cc-2022-491/20250707-fr.xml", "it": "cc-2022-491/20250707-it.xml"}
+PARALLEL = {
+    "de": "cc-2022-491/20250707-de.xml",
+    "fr": "cc-2022-491/20250707-fr.xml",
+    "it": "cc-2022-491/20250707-it.xml",
+}
 WORDS = {
     "de": ["Bundesrat", "Kanton", "schriftlich", "unverzüglich", "Verantwortliche", "sechs"],
     "fr": ["Conseil fédéral", "canton", "par écrit", "sans délai", "responsable", "six"],
     "it": ["Consiglio federale", "Cantone", "per scritto", "senza indugio", "titolare", "sei"],
 }
 CLAUSES = {
-    "de": [", sofern das Gesetz nichts anderes vorsieht", " und zu begründen", "; der Bundesrat regelt die Einzelheiten"],
+    "de": [
+        ", sofern das Gesetz nichts anderes vorsieht",
+        " und zu begründen",
+        "; der Bundesrat regelt die Einzelheiten",
+    ],
     "fr": [", sauf disposition contraire de la loi", " et motivée", "; le Conseil fédéral règle les modalités"],
     "it": [", salvo diversa disposizione di legge", " e motivata", "; il Consiglio federale disciplina i dettagli"],
 }
@@ -142,16 +152,24 @@ def answer_for(rng: random.Random, kind: str, gold: str, distractor: str, lang: 
     return RAMBLE[lang] * rng.randint(6, 20) + body + " " + RAMBLE[lang] * rng.randint(6, 20)
 
 
-ANSWER_KINDS = ["gold", "distractor", "typo_gold", "typo_distractor", "partial", "other_article", "wrong_language", "empty", "long"]
+ANSWER_KINDS = [
+    "gold",
+    "distractor",
+    "typo_gold",
+    "typo_distractor",
+    "partial",
+    "other_article",
+    "wrong_language",
+    "empty",
+    "long",
+]
 
 
 def build_cases(n: int, seed: int) -> list[tuple[str, str, str]]:
     rng = random.Random(seed)
     pools = {}
     for lang, files in FILES.items():
-        pools[lang] = [
-            (f"{f}#{e}", e, t) for f in files for e, t in articles(f).items() if 200 <= len(t) <= 6000
-        ]
+        pools[lang] = [(f"{f}#{e}", e, t) for f in files for e, t in articles(f).items() if 200 <= len(t) <= 6000]
     cases: list[tuple[str, str, str]] = []
     while len(cases) < n:
         lang = rng.choice(["de", "de", "fr", "it"])
@@ -177,14 +195,18 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=15_000)
     ap.add_argument("--slow-subset", type=int, default=1_500, help="cases timed on the reference path")
     ap.add_argument("--seed", type=int, default=20260825)
-    ap.add_argument("--verify-all", action="store_true", help="also check every other case against the reference (all cores)")
+    ap.add_argument(
+        "--verify-all", action="store_true", help="also check every other case against the reference (all cores)"
+    )
     args = ap.parse_args()
 
     t0 = time.perf_counter()
     cases = build_cases(args.cases, args.seed)
-    print(f"built {len(cases):,} cases in {time.perf_counter() - t0:.1f}s "
-          f"(mean answer {sum(len(a) for a, _, _ in cases) / len(cases):,.0f} chars, "
-          f"mean gold {sum(len(g) for _, g, _ in cases) / len(cases):,.0f} chars)")
+    print(
+        f"built {len(cases):,} cases in {time.perf_counter() - t0:.1f}s "
+        f"(mean answer {sum(len(a) for a, _, _ in cases) / len(cases):,.0f} chars, "
+        f"mean gold {sum(len(g) for _, g, _ in cases) / len(cases):,.0f} chars)"
+    )
 
     # 1. Reference vs fast on a fixed random subset, interleaved per case.
     subset = sorted(random.Random(args.seed + 1).sample(range(len(cases)), min(args.slow_subset, len(cases))))

@@ -47,8 +47,11 @@ def _percentile(values: list[float], q: float) -> float:
 def _tasks(store: Store, build_dir: Path, lang: str, n: int) -> dict[str, list[dict]]:
     items = [json.loads(line) for line in (build_dir / f"bench-{lang}.jsonl").read_text(encoding="utf-8").splitlines()]
     with store.connect(read_only=True) as con:
-        rows = con.execute("SELECT version_id, e_id, text FROM ch_act_article WHERE version_id IN "
-                           "(SELECT version_id FROM ch_act_version WHERE lang = ?)", [lang]).fetchall()
+        rows = con.execute(
+            "SELECT version_id, e_id, text FROM ch_act_article WHERE version_id IN "
+            "(SELECT version_id FROM ch_act_version WHERE lang = ?)",
+            [lang],
+        ).fetchall()
     by_version: dict[int, list[tuple[str, str]]] = {}
     for version_id, e_id, text in rows:
         by_version.setdefault(version_id, []).append((e_id, text))
@@ -66,7 +69,9 @@ def _fts(index: SearchIndex, item: dict, fused: bool) -> list[tuple[str, str]]:
     rows = db.execute(
         "SELECT e.sr_number, a.e_id FROM words f JOIN article a ON a.id = f.rowid JOIN edition e USING (version_id) "
         "WHERE words MATCH ? AND e.date_applicability <= ? AND (e.date_end_applicability IS NULL OR "
-        "e.date_end_applicability >= ?) ORDER BY bm25(words) LIMIT 5", [expression, item["as_of"], item["as_of"]])
+        "e.date_end_applicability >= ?) ORDER BY bm25(words) LIMIT 5",
+        [expression, item["as_of"], item["as_of"]],
+    )
     return rows.fetchall()
 
 
@@ -76,10 +81,12 @@ def _bm25s(path: Path, lang: str):
     import sqlite3
 
     db = sqlite3.connect(path)
-    rows = db.execute("SELECT a.id, e.sr_number, a.e_id, e.date_applicability, coalesce(e.date_end_applicability, "
-                      "'9999-12-31'), coalesce(e.abbreviation, '') || ' ' || coalesce(a.article_number, '') || ' ' "
-                      "|| coalesce(a.heading, '') || ' ' || a.text FROM article a JOIN edition e USING (version_id) "
-                      "ORDER BY a.id").fetchall()
+    rows = db.execute(
+        "SELECT a.id, e.sr_number, a.e_id, e.date_applicability, coalesce(e.date_end_applicability, "
+        "'9999-12-31'), coalesce(e.abbreviation, '') || ' ' || coalesce(a.article_number, '') || ' ' "
+        "|| coalesce(a.heading, '') || ' ' || a.text FROM article a JOIN edition e USING (version_id) "
+        "ORDER BY a.id"
+    ).fetchall()
     db.close()
     start = time.perf_counter()
     retriever = bm25s.BM25()
@@ -106,9 +113,12 @@ def _measure(name: str, tasks: dict[str, list[dict]], ask) -> dict:
             hits = ask(item)
             latencies.append(time.perf_counter() - start)
             found += (item["sr_number"], item["e_id"]) in hits[:5]
-        out[task] = {"queries": len(items), "recall@5": round(found / len(items), 3) if items else None,
-                     "median_ms": round(1000 * statistics.median(latencies), 2) if items else None,
-                     "p95_ms": round(1000 * _percentile(latencies, 0.95), 2) if items else None}
+        out[task] = {
+            "queries": len(items),
+            "recall@5": round(found / len(items), 3) if items else None,
+            "median_ms": round(1000 * statistics.median(latencies), 2) if items else None,
+            "p95_ms": round(1000 * _percentile(latencies, 0.95), 2) if items else None,
+        }
     return {name: out}
 
 
@@ -131,8 +141,10 @@ def main() -> int:
     store = Store(data / "chpit.duckdb")
     search_dir = data / "search-bench"
     index_path(search_dir, args.lang).unlink(missing_ok=True)
-    report: dict = {"machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
-                    "measured": datetime.now(timezone.utc).isoformat(timespec="minutes")}
+    report: dict = {
+        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
+        "measured": datetime.now(timezone.utc).isoformat(timespec="minutes"),
+    }
     with store.connect(read_only=True) as con:
         start = time.perf_counter()
         built = build_index(con, args.lang, search_dir)
@@ -140,8 +152,7 @@ def main() -> int:
         start = time.perf_counter()
         build_index(con, args.lang, search_dir)
         report["fts5_rebuild_unchanged_s"] = round(time.perf_counter() - start, 2)
-    report.update(articles=built.articles, editions=built.editions,
-                  fts5_mb=round(built.path.stat().st_size / 1e6, 1))
+    report.update(articles=built.articles, editions=built.editions, fts5_mb=round(built.path.stat().st_size / 1e6, 1))
     tasks = _tasks(store, data / "build", args.lang, args.queries)
     index = SearchIndex(search_dir, args.lang)
     report.update(_measure("fts5 fused (as shipped)", tasks, lambda i: _fts(index, i, fused=True)))

@@ -30,8 +30,9 @@ BASE_URL_ENV = "CHPIT_MODEL_BASE_URL"  # carries a base URL with credentials pas
 SPARQL_URL_ENV = "CHPIT_SPARQL_URL"  # a mirror or proxy of Fedlex's endpoint
 
 
-def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict,
-        runs_config: dict | None = None) -> int:
+def run(
+    langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict, runs_config: dict | None = None
+) -> int:
     import dagster as dg
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
@@ -43,8 +44,13 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
     instance = dg.DagsterInstance.get()
     prepare_instance(instance)
     started = time.time()
-    config = {"langs": langs, "systems": systems, "fedlex": fedlex_config, "model": model_config,
-              "runs": runs_config or {}}
+    config = {
+        "langs": langs,
+        "systems": systems,
+        "fedlex": fedlex_config,
+        "model": model_config,
+        "runs": runs_config or {},
+    }
     run_id, failure = execute("benchmark", config, instance=instance, tags={"chpit/trigger": "cli"})
     if failure is not None and failure.stage == SPEND_STAGE:
         print(failure.reason, file=sys.stderr)
@@ -59,8 +65,10 @@ def run(langs: list[str], systems: list[str], model_config: dict, fedlex_config:
     if failure is not None:
         print(f"benchmark: FAILED at {failure.stage} (run {run_id}): {failure.reason}", file=sys.stderr)
         return max(outcome, EXIT_SOME_ERRORED)
-    print(f"benchmark: ok (run {run_id}); outputs: data/chpit.duckdb, data/build/, data/results/, "
-          "data/report/report.{md,json,html}, data/publish/")
+    print(
+        f"benchmark: ok (run {run_id}); outputs: data/chpit.duckdb, data/build/, data/results/, "
+        "data/report/report.{md,json,html}, data/publish/"
+    )
     return outcome
 
 
@@ -83,9 +91,11 @@ def _run_summary(instance, systems: list[str], langs: list[str], since: float) -
                 print(f"  {system} [{lang}]: not run (see the FAILED run above)")
                 continue
             meta = {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
-            print(f"  {system} [{lang}]: {meta['log_answered']} answered, {meta['log_errored']} errored, "
-                  f"{meta['skipped_already_answered']} skipped (answered before), {meta['log_not_asked']} not asked "
-                  f"of {meta['log_items']}")
+            print(
+                f"  {system} [{lang}]: {meta['log_answered']} answered, {meta['log_errored']} errored, "
+                f"{meta['skipped_already_answered']} skipped (answered before), {meta['log_not_asked']} not asked "
+                f"of {meta['log_items']}"
+            )
             totals.update({"items": meta["log_items"], "errored": meta["log_errored"]})
             if meta["commonest_error"]:
                 errors[meta["commonest_error"]] += meta["log_errored"]
@@ -122,8 +132,10 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
         except UnknownSystemError as exc:
             return str(exc)
         if slug is not None and slug != args.model_slug:
-            return (f"system {key!r} names model {slug!r}, but the endpoint is configured for --model-slug "
-                    f"{args.model_slug!r}")
+            return (
+                f"system {key!r} names model {slug!r}, but the endpoint is configured for --model-slug "
+                f"{args.model_slug!r}"
+            )
     if args.base_url:
         parts = urlsplit(args.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -138,10 +150,16 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
         return "--price-in and --price-out must be >= 0"
     paid = args.base_url and not EndpointConfig(args.base_url, "m").is_local
     if paid and args.price_in is None and any(parse_system_key(k).slug for k in systems):
-        return (f"no price for model '{(args.model or args.model_slug).rsplit('/', 1)[-1]}': a paid endpoint needs "
-                f"--price-in and --price-out (USD per 1M tokens) before anything is asked")
-    for name, value, low in (("--sample-per-lang", args.sample_per_lang, 0), ("--limit", args.limit, 0),
-                             ("--workers", args.workers, 1), ("--max-tokens", args.max_tokens, 1)):
+        return (
+            f"no price for model '{(args.model or args.model_slug).rsplit('/', 1)[-1]}': a paid endpoint needs "
+            f"--price-in and --price-out (USD per 1M tokens) before anything is asked"
+        )
+    for name, value, low in (
+        ("--sample-per-lang", args.sample_per_lang, 0),
+        ("--limit", args.limit, 0),
+        ("--workers", args.workers, 1),
+        ("--max-tokens", args.max_tokens, 1),
+    ):
         if value < low:
             return f"{name} must be >= {low}, got {value}"
     if not args.timeout > 0:
@@ -162,15 +180,22 @@ def main(argv: list[str] | None = None) -> int:
         "--systems",
         default=",".join(DEFAULT_RUN_SYSTEMS),
         help="comma-separated system keys: oracle, recite, cite/current, cite/pit, search/pit (no model; the "
-             "default), <model-slug>/{closed,current,pit,agentic,pit+verify,agentic+search,agentic+verify,"
-             "agentic+search+verify}",
+        "default), <model-slug>/{closed,current,pit,agentic,pit+verify,agentic+search,agentic+verify,"
+        "agentic+search+verify}",
     )
     fedlex = run_parser.add_argument_group("Fedlex", "where the catalog and the XML editions come from")
-    fedlex.add_argument("--source", choices=("sample", "live"), default="sample",
-                        help="the shipped sample (offline, default) or live Fedlex (SPARQL + filestore)")
+    fedlex.add_argument(
+        "--source",
+        choices=("sample", "live"),
+        default="sample",
+        help="the shipped sample (offline, default) or live Fedlex (SPARQL + filestore)",
+    )
     fedlex.add_argument("--sr-numbers", default="", help="live only: comma-separated SR numbers (default: every act)")
-    fedlex.add_argument("--sparql-url", default=os.environ.get(SPARQL_URL_ENV) or ENDPOINT,
-                        help=f"live only: the SPARQL endpoint (default ${SPARQL_URL_ENV}, else {ENDPOINT})")
+    fedlex.add_argument(
+        "--sparql-url",
+        default=os.environ.get(SPARQL_URL_ENV) or ENDPOINT,
+        help=f"live only: the SPARQL endpoint (default ${SPARQL_URL_ENV}, else {ENDPOINT})",
+    )
     model = run_parser.add_argument_group(
         "model endpoint", "for <model-slug>/<mode> systems; default: the local SmolLM2 server, started per run"
     )
@@ -178,25 +203,53 @@ def main(argv: list[str] | None = None) -> int:
     model.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, e.g. https://openrouter.ai/api/v1")
     model.add_argument("--model", default="", help="model name sent to the endpoint (default: the slug)")
     model.add_argument("--api-key-env", default="", help="NAME of the environment variable holding the API key")
-    model.add_argument("--max-tokens", type=int, default=8192, help="answer budget; a cut-off reply is retried once at twice it (PROTOCOL §4)")
+    model.add_argument(
+        "--max-tokens",
+        type=int,
+        default=8192,
+        help="answer budget; a cut-off reply is retried once at twice it (PROTOCOL §4)",
+    )
     model.add_argument("--workers", type=int, default=1, help="parallel requests (default 1: measured faster locally)")
     model.add_argument("--timeout", type=float, default=300.0, help="seconds per request before it is retried")
-    model.add_argument("--price-in", type=float, default=None, help="USD per 1M input tokens (required for a paid endpoint)")
+    model.add_argument(
+        "--price-in", type=float, default=None, help="USD per 1M input tokens (required for a paid endpoint)"
+    )
     model.add_argument("--price-out", type=float, default=None, help="USD per 1M output tokens")
-    model.add_argument("--reasoning-effort", default="minimal", help="sent as reasoning.effort (PROTOCOL §4); 'none' sends none")
-    model.add_argument("--confirm-spend", action="store_true",
-                       help="run a paid endpoint after the cost estimate (or CHPIT_CONFIRM_SPEND=1 / CHPIT_CONFIRM=1)")
+    model.add_argument(
+        "--reasoning-effort", default="minimal", help="sent as reasoning.effort (PROTOCOL §4); 'none' sends none"
+    )
+    model.add_argument(
+        "--confirm-spend",
+        action="store_true",
+        help="run a paid endpoint after the cost estimate (or CHPIT_CONFIRM_SPEND=1 / CHPIT_CONFIRM=1)",
+    )
     runs = run_parser.add_argument_group("runs", "which items, and how a run meets its earlier log")
-    runs.add_argument("--sample-per-lang", type=int, default=0,
-                      help="the published kind-balanced subsample, N per language (PROTOCOL §6; agentic used 100); 0 = all")
-    runs.add_argument("--limit", type=int, default=0, help="only the first N items (by id) per language, for a quick look")
-    runs.add_argument("--retry-errors", action=argparse.BooleanOptionalAction, default=True,
-                      help="ask errored items again (default, PROTOCOL §7)")
-    runs.add_argument("--new-run", action="store_true",
-                      help="start over where the log was made with another endpoint, model or settings (kept aside)")
+    runs.add_argument(
+        "--sample-per-lang",
+        type=int,
+        default=0,
+        help="the published kind-balanced subsample, N per language (PROTOCOL §6; agentic used 100); 0 = all",
+    )
+    runs.add_argument(
+        "--limit", type=int, default=0, help="only the first N items (by id) per language, for a quick look"
+    )
+    runs.add_argument(
+        "--retry-errors",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ask errored items again (default, PROTOCOL §7)",
+    )
+    runs.add_argument(
+        "--new-run",
+        action="store_true",
+        help="start over where the log was made with another endpoint, model or settings (kept aside)",
+    )
     # A stub: the nightly's own options are read by its parser, built only when it is asked for.
-    sub.add_parser("nightly", add_help=False, help="run tonight's nightly now: build, gate, free systems, "
-                                                    "report, gated publication (docs/scheduling.md)")
+    sub.add_parser(
+        "nightly",
+        add_help=False,
+        help="run tonight's nightly now: build, gate, free systems, report, gated publication (docs/scheduling.md)",
+    )
     args, rest = parser.parse_known_args(argv)
     if args.command == "nightly":
         from chpit_assets import nightly
@@ -225,16 +278,28 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[BASE_URL_ENV] = args.base_url
         base_url = {"base_url": "", "base_url_env": BASE_URL_ENV}
     model_config = {
-        "slug": args.model_slug, **base_url, "model": args.model, "api_key_env": args.api_key_env,
-        "max_tokens": args.max_tokens, "retry_max_tokens": 2 * args.max_tokens, "workers": args.workers,
-        "confirm": args.confirm_spend, "timeout_s": args.timeout,
-        "price_input_per_mtok": args.price_in, "price_output_per_mtok": args.price_out,
+        "slug": args.model_slug,
+        **base_url,
+        "model": args.model,
+        "api_key_env": args.api_key_env,
+        "max_tokens": args.max_tokens,
+        "retry_max_tokens": 2 * args.max_tokens,
+        "workers": args.workers,
+        "confirm": args.confirm_spend,
+        "timeout_s": args.timeout,
+        "price_input_per_mtok": args.price_in,
+        "price_output_per_mtok": args.price_out,
         "reasoning_effort": "" if args.reasoning_effort == "none" else args.reasoning_effort,
     }
-    runs_config = {"sample_per_lang": args.sample_per_lang, "limit": args.limit, "retry_errors": args.retry_errors,
-                   "new_run": args.new_run}
+    runs_config = {
+        "sample_per_lang": args.sample_per_lang,
+        "limit": args.limit,
+        "retry_errors": args.retry_errors,
+        "new_run": args.new_run,
+    }
     fedlex_config = {
-        "mode": args.source, "sparql_url": args.sparql_url,
+        "mode": args.source,
+        "sparql_url": args.sparql_url,
         "sr_numbers": [n.strip() for n in args.sr_numbers.split(",") if n.strip()],
     }
     return run(langs, systems, model_config, fedlex_config, runs_config)

@@ -14,12 +14,12 @@ import signal
 ENV = "CHPIT_KILL_AT"
 
 KILL_POINTS: tuple[str, ...] = (
-    "ingest.transaction",     # inside a language's store transaction, before it commits
-    "items.write",            # before bench-{lang}.jsonl is written
+    "ingest.transaction",  # inside a language's store transaction, before it commits
+    "items.write",  # before bench-{lang}.jsonl is written
     "publish.dataset_write",  # while the new publication is staged (after its first file)
-    "publish.swap_aside",     # after data/publish -> data/publish.previous, before the new folder is in
-    "publish.swap_in",        # after the new folder became data/publish, before the previous is removed
-    "publish.upload",         # after the Hub repo exists, before the folder is committed to it
+    "publish.swap_aside",  # after data/publish -> data/publish.previous, before the new folder is in
+    "publish.swap_in",  # after the new folder became data/publish, before the previous is removed
+    "publish.upload",  # after the Hub repo exists, before the folder is committed to it
 )
 """Every name used in the code; the harness kills at each one."""
 

@@ -94,12 +94,16 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     this it would show STARTED forever. Returns the ids marked."""
     host = socket.gethostname()
     dead = []
-    for run in instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING],
-                                               tags={RUN_HOST_TAG: host})):
+    for run in instance.get_runs(
+        dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING], tags={RUN_HOST_TAG: host})
+    ):
         pid = int(run.tags.get(RUN_PID_TAG) or 0)
         if pid and not _alive(pid):
-            instance.report_run_failed(run, f"the process that ran it (pid {pid} on {host}) is gone: killed or "
-                                            "crashed without ending the run; marked failed at the next set-up")
+            instance.report_run_failed(
+                run,
+                f"the process that ran it (pid {pid} on {host}) is gone: killed or "
+                "crashed without ending the run; marked failed at the next set-up",
+            )
             dead.append(run.run_id)
     return dead
 

@@ -34,9 +34,12 @@ def tonight(instance: dg.DagsterInstance) -> dg.RunRequest:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo-id", default="", help="Hub dataset repo to upload to (default: data/publish/ only)")
-    parser.add_argument("--changed", action="store_true",
-                        help="check now: only the languages whose Fedlex catalog changed since they were built "
-                             "(what the new-edition sensor's tick would run); nothing when none did")
+    parser.add_argument(
+        "--changed",
+        action="store_true",
+        help="check now: only the languages whose Fedlex catalog changed since they were built "
+        "(what the new-edition sensor's tick would run); nothing when none did",
+    )
 
 
 def main(args: argparse.Namespace) -> int:

@@ -52,10 +52,14 @@ class PipelineFailed(Exception):
 
 def failure_reasons(result: dg.ExecuteInProcessResult) -> str:
     """Each failed step's message and each failed check, in one line each: what to fix, without the UI."""
-    steps = [f"{e.step_key}: {e.step_failure_data.error.message.strip()}"
-             for e in result.get_step_failure_events() if e.step_failure_data.error]
-    checks = [f"{c.check_name}: {c.description or c.metadata}" for c in result.get_asset_check_evaluations()
-              if not c.passed]
+    steps = [
+        f"{e.step_key}: {e.step_failure_data.error.message.strip()}"
+        for e in result.get_step_failure_events()
+        if e.step_failure_data.error
+    ]
+    checks = [
+        f"{c.check_name}: {c.description or c.metadata}" for c in result.get_asset_check_evaluations() if not c.passed
+    ]
     return "\n".join(steps + checks) or "see the run's events"
 
 
@@ -79,8 +83,9 @@ def run_pipeline(
     from chpit_assets.defs.runs.pipeline import run_benchmark
 
     def stage(job: dg.JobDefinition, label: str, run_config: dict, **kwargs) -> None:
-        result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False,
-                                        run_config={**QUIET, **run_config}, **kwargs)
+        result = job.execute_in_process(
+            instance=instance, tags=tags, raise_on_error=False, run_config={**QUIET, **run_config}, **kwargs
+        )
         echo(f"{label}: {'ok' if result.success else 'FAILED'} (run {result.run_id})")
         if not result.success:
             raise PipelineFailed(label, result.run_id, failure_reasons(result))
@@ -93,8 +98,12 @@ def run_pipeline(
         raise PipelineFailed(CATALOG_STAGE, "-", f"{type(exc).__name__}: {exc}") from exc
     register_langs(instance, langs)  # only languages the catalog has editions in become partitions
     for lang in langs:
-        stage(defs.resolve_job_def("build"), f"build [{lang}]", {"resources": {"fedlex": {"config": fedlex or {}}}},
-              partition_key=lang)
+        stage(
+            defs.resolve_job_def("build"),
+            f"build [{lang}]",
+            {"resources": {"fedlex": {"config": fedlex or {}}}},
+            partition_key=lang,
+        )
     stage(defs.resolve_job_def("build_report_job"), "build_report_job", {})
     bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
     refusal = unconfirmed_spend(systems, bench_langs, model or {}, runs or {})
@@ -109,17 +118,26 @@ def run_pipeline(
         # The gate would refuse it anyway (items lost, oracle verdicts missing): say why, publish nothing.
         echo(f"hf_dataset: not published ({partial}: a partial run; data/publish/ is unchanged)")
         return
-    stage(defs.resolve_implicit_global_asset_job_def(), "hf_dataset",
-          {"resources": {"publication": {"config": publication or {}}}},
-          asset_selection=[dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")])
+    stage(
+        defs.resolve_implicit_global_asset_job_def(),
+        "hf_dataset",
+        {"resources": {"publication": {"config": publication or {}}}},
+        asset_selection=[dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")],
+    )
     record_built(ChpitStore().built_catalog_path(source.source_id), built)
 
 
 def partial_run(fedlex: dict, runs: dict) -> str:
     """Why this run covers less than the whole benchmark (so it is not published), or ""."""
-    reasons = [f"{flag} {value}" for flag, value in (("--sr-numbers", ",".join(fedlex.get("sr_numbers") or [])),
-                                                      ("--sample-per-lang", runs.get("sample_per_lang")),
-                                                      ("--limit", runs.get("limit"))) if value]
+    reasons = [
+        f"{flag} {value}"
+        for flag, value in (
+            ("--sr-numbers", ",".join(fedlex.get("sr_numbers") or [])),
+            ("--sample-per-lang", runs.get("sample_per_lang")),
+            ("--limit", runs.get("limit")),
+        )
+        if value
+    ]
     return ", ".join(reasons)
 
 
@@ -137,26 +155,42 @@ def unconfirmed_spend(systems: Sequence[str], langs: Sequence[str], model: dict,
     if not paid:
         return ""
     endpoint = ModelEndpoint(**model)
-    config = EndpointConfig(endpoint.resolved_base_url() or "http://127.0.0.1/", endpoint.model or endpoint.slug,
-                            price_input_per_mtok=endpoint.price_input_per_mtok,
-                            price_output_per_mtok=endpoint.price_output_per_mtok)
+    config = EndpointConfig(
+        endpoint.resolved_base_url() or "http://127.0.0.1/",
+        endpoint.model or endpoint.slug,
+        price_input_per_mtok=endpoint.price_input_per_mtok,
+        price_output_per_mtok=endpoint.price_output_per_mtok,
+    )
     if config.is_local or spend_confirmed(endpoint.confirm):
         return ""
     build_dir = ChpitStore().build_dir
-    items = [item for lang in langs if core_path(build_dir, lang).exists()
-             for item in select_items(read_jsonl(core_path(build_dir, lang)),
-                                      sample_per_lang=runs.get("sample_per_lang", 0), limit=runs.get("limit", 0))]
+    items = [
+        item
+        for lang in langs
+        if core_path(build_dir, lang).exists()
+        for item in select_items(
+            read_jsonl(core_path(build_dir, lang)),
+            sample_per_lang=runs.get("sample_per_lang", 0),
+            limit=runs.get("limit", 0),
+        )
+    ]
     lines = []
     for key in paid:
         tokens = [estimate_tokens(parse_system_key(key).mode, item) for item in items]
         estimate = estimate_cost(config, len(items), sum(t[0] for t in tokens), sum(t[1] for t in tokens))
         lines.append(f"estimate {key}: {json.dumps({**estimate, 'usd': round(estimate['usd'], 4)})}")
-    return "\n".join(lines + [f"not run: {config.public_url} is a paid endpoint; pass --confirm-spend or set "
-                               "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)"])
+    return "\n".join(
+        lines
+        + [
+            f"not run: {config.public_url} is a paid endpoint; pass --confirm-spend or set "
+            "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)"
+        ]
+    )
 
 
-def execute(job_name: str, config: dict, *, instance: dg.DagsterInstance,
-            tags: dict[str, str]) -> tuple[str, PipelineFailed | None]:
+def execute(
+    job_name: str, config: dict, *, instance: dg.DagsterInstance, tags: dict[str, str]
+) -> tuple[str, PipelineFailed | None]:
     """One run of `benchmark` or `nightly` in this process, its `rebuild` op configured with `config`.
 
     Returns the run id and, when it failed, the stage that failed (from the op's Failure metadata)."""
@@ -164,10 +198,15 @@ def execute(job_name: str, config: dict, *, instance: dg.DagsterInstance,
     from chpit_assets.instance import process_tags
 
     result = defs.resolve_job_def(job_name).execute_in_process(
-        instance=instance, tags={**tags, **process_tags()}, raise_on_error=False,
+        instance=instance,
+        tags={**tags, **process_tags()},
+        raise_on_error=False,
         # The parent's own failure is what this returns, so its console would only repeat it with a trace.
-        run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}},
-                    "ops": {"rebuild": {"config": config}}})
+        run_config={
+            "loggers": {"console": {"config": {"log_level": "CRITICAL"}}},
+            "ops": {"rebuild": {"config": config}},
+        },
+    )
     if result.success:
         return result.run_id, None
     for event in result.get_step_failure_events():

@@ -19,6 +19,7 @@ published scorer, github overthelex/ch-pit ``src/chpit/score.py``):
 * ``None`` for any text is treated as ``""`` (the published ``units`` would
   raise on ``None``; an empty text has no units either way).
 """
+
 from .core import (
     FALLBACK_STRONG,
     GROUNDED_CORRECT,

@@ -12,6 +12,7 @@ input without a single line says so on stderr.
 
 This module is the package's only I/O; the scorer itself stays pure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,11 @@ def parse_item(line: str, line_no: int) -> tuple[Any, str, str, str]:
     answer = item["answer"]
     if answer is not None and not isinstance(answer, str):
         raise InputError(line_no, f"'answer' must be a string or null, got {type(answer).__name__}")
-    return item.get("id"), answer or "", _edition_text(item, "gold", line_no), _edition_text(
-        item, "distractor", line_no
+    return (
+        item.get("id"),
+        answer or "",
+        _edition_text(item, "gold", line_no),
+        _edition_text(item, "distractor", line_no),
     )
 
 
@@ -98,8 +102,11 @@ def decoded_lines(raw: Iterable[bytes]) -> Iterator[str]:
         try:
             yield line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(line_no, f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line, "
-                                      f"byte {offset + exc.start} of the input)") from None
+            raise InputError(
+                line_no,
+                f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line, "
+                f"byte {offset + exc.start} of the input)",
+            ) from None
         offset += len(line)
 
 

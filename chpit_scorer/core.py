@@ -7,6 +7,7 @@ exists once, and the fast == slow property reduces to the primitives plus
 the caches, which tests/scorer/test_fast_equals_reference.py checks on
 whole verdicts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -137,14 +138,10 @@ def partition(gold: str, distractor: str) -> Partition:
     """S3 on two raw edition texts. The builder's B12 keeps a half only when
     its gold side's only-set is non-empty (a pure deletion leaves the shorter
     edition with none: a correct answer is a fragment of the wrong one)."""
-    return _partition(
-        frozenset(units(gold)), frozenset(units(distractor)), normalise(gold), normalise(distractor)
-    )
+    return _partition(frozenset(units(gold)), frozenset(units(distractor)), normalise(gold), normalise(distractor))
 
 
-def is_discriminating(
-    unit: str, other_text: str, other_units: Iterable[str], *, fast: bool = True
-) -> bool:
+def is_discriminating(unit: str, other_text: str, other_units: Iterable[str], *, fast: bool = True) -> bool:
     """S4 for one only-unit: may it be found by exact substring only?
 
     ``other_text`` is the other edition's NORMALISED text, ``other_units`` ALL
@@ -187,12 +184,8 @@ def _analyse(gold: str, distractor: str, fast: bool) -> _PairAnalysis:
     part = _partition(gold_units, distractor_units, norm_gold, norm_distractor)
     # Argument order follows S4: the only-unit first, the other edition second.
     disc = Discriminating(
-        gold=frozenset(
-            g for g in part.gold_only if is_discriminating(g, norm_distractor, distractor_units, fast=fast)
-        ),
-        distractor=frozenset(
-            d for d in part.distractor_only if is_discriminating(d, norm_gold, gold_units, fast=fast)
-        ),
+        gold=frozenset(g for g in part.gold_only if is_discriminating(g, norm_distractor, distractor_units, fast=fast)),
+        distractor=frozenset(d for d in part.distractor_only if is_discriminating(d, norm_gold, gold_units, fast=fast)),
     )
     distractor_all = frozenset(u for u in distractor_chunks if len(u) >= MIN_FALLBACK_UNIT_LEN)
     amended = distractor_all - frozenset(u for u in gold_chunks if len(u) >= MIN_FALLBACK_UNIT_LEN)

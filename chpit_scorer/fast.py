@@ -17,6 +17,7 @@ and M = the matched characters difflib finds, ratio = 2.0 * M / T:
   worry about (that is why the integer similarity is used rather than
   ``Indel.normalized_similarity``, which computes ``1 - dist / T``).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -79,8 +80,6 @@ def window_found(unit: str, text: str) -> bool:
         need = _needed_similarity(n + wl)
         for start in window_starts(n, wl, len(text)):
             window = text[start : start + wl]
-            if Indel.similarity(unit, window, score_cutoff=need) >= need and reference.similar(
-                unit, window
-            ):
+            if Indel.similarity(unit, window, score_cutoff=need) >= need and reference.similar(unit, window):
                 return True
     return False

@@ -7,6 +7,7 @@ of the S5 grid is scored with ``SequenceMatcher(None, unit, window).ratio()``
 exactly as stated, in the stated argument order and with difflib's defaults
 (``autojunk`` on), because those quirks change labels.
 """
+
 from __future__ import annotations
 
 from difflib import SequenceMatcher

@@ -5,6 +5,7 @@ kept only when its gold edition has a unit not contained in the other
 edition's normalised text), so their names and signatures are part of the
 public API and must not drift from the published scorer's behaviour.
 """
+
 from __future__ import annotations
 
 import re

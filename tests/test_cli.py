@@ -27,7 +27,11 @@ def run_cli(tmp: Path, *args: str, **env_extra: str) -> subprocess.CompletedProc
     env.pop("CHPIT_PG_URL", None)
     return subprocess.run(
         [sys.executable, "-m", "chpit_assets", "run", "--langs", "de", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -47,7 +51,9 @@ def test_live_fedlex_and_the_offline_sample_build_the_same_benchmark(tmp_path):
     assert offline.returncode == 0, offline.stdout + offline.stderr
 
     for name in ("bench-de.jsonl", "core-de.jsonl", "build-report.json"):
-        assert (tmp_path / "live/data/build" / name).read_bytes() == (tmp_path / "offline/data/build" / name).read_bytes()
+        assert (tmp_path / "live/data/build" / name).read_bytes() == (
+            tmp_path / "offline/data/build" / name
+        ).read_bytes()
     items = [json.loads(line) for line in (tmp_path / "offline/data/build/bench-de.jsonl").read_text().splitlines()]
     core = (tmp_path / "offline/data/build/core-de.jsonl").read_text().splitlines()
     assert items and {"235.1", "170.512"} <= {i["sr_number"] for i in items}
@@ -63,7 +69,10 @@ BAD_ARGS = [
     (["--systems", "other/pit"], "names model 'other'"),
     (["--langs", "de,xx"], "unknown language(s) ['xx']"),
     (["--systems", "m/closed", "--model-slug", "m", "--base-url", "ftp://host/v1"], "not an http(s) URL"),
-    (["--systems", "m/closed", "--model-slug", "m", "--base-url", "https://router.example/api/v1"], "no price for model 'm'"),
+    (
+        ["--systems", "m/closed", "--model-slug", "m", "--base-url", "https://router.example/api/v1"],
+        "no price for model 'm'",
+    ),
     (["--base-url", "https://router.example/v1", "--price-in", "1"], "go together"),
     (["--base-url", "https://router.example/v1", "--price-in", "-1", "--price-out", "1"], ">= 0"),
     (["--api-key-env", "OPENROUTER_KEY"], "need --base-url"),
@@ -86,12 +95,20 @@ def test_bad_arguments_fail_before_anything_runs_with_one_line_and_exit_2(args, 
 def test_a_mistyped_system_key_fails_without_loading_dagster(tmp_path):
     """Issue 14 acceptance (`--systems gpt4` < 5 s): the check runs before Dagster is even imported,
     so it costs the interpreter's start-up only; asserted by import trace, not by the clock."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "chpit_assets", "run", "--systems", "gpt4"],
-                          cwd=ROOT, env=dict(os.environ, CHPIT_DATA_DIR=str(tmp_path / "data")),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "chpit_assets", "run", "--systems", "gpt4"],
+        cwd=ROOT,
+        env=dict(os.environ, CHPIT_DATA_DIR=str(tmp_path / "data")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert not any(line.split("|")[-1].strip().startswith("dagster") for line in done.stderr.splitlines()
-                   if line.startswith("import time:"))
+    assert not any(
+        line.split("|")[-1].strip().startswith("dagster")
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    )
     assert not (tmp_path / "data").exists()
 
 
@@ -101,10 +118,27 @@ def test_the_default_languages_are_the_published_ones(capsys):
 
     from chpit_assets import cli
 
-    assert "de,fr,it" == ",".join(BENCH_LANGS) and cli.check_run_args(
-        argparse.Namespace(model_slug="smollm2-135m", base_url="", api_key_env="", price_in=None, price_out=None,
-                           model="", sample_per_lang=0, limit=0, workers=1, max_tokens=8192, timeout=1.0),
-        list(BENCH_LANGS), ["oracle"]) == ""
+    assert (
+        "de,fr,it" == ",".join(BENCH_LANGS)
+        and cli.check_run_args(
+            argparse.Namespace(
+                model_slug="smollm2-135m",
+                base_url="",
+                api_key_env="",
+                price_in=None,
+                price_out=None,
+                model="",
+                sample_per_lang=0,
+                limit=0,
+                workers=1,
+                max_tokens=8192,
+                timeout=1.0,
+            ),
+            list(BENCH_LANGS),
+            ["oracle"],
+        )
+        == ""
+    )
 
 
 SECRETS = {"password": "pw-PLANTED-7c1e", "query": "q-PLANTED-93ab", "api_key": "sk-PLANTED-55d0"}
@@ -116,12 +150,25 @@ def test_a_failing_endpoint_exits_non_zero_a_recovered_one_completes_and_no_secr
     and exits 0. A password and a query key in --base-url and an API key in the environment are
     planted; none of them appears in any file the runs wrote (data/, the Dagster home) or printed."""
     state = {"fail": True}
-    server = ScriptedServer(lambda body: (400, {"error": "model overloaded today"}) if state["fail"]
-                            else (200, completion("1 Irgendein Text.")))
+    server = ScriptedServer(
+        lambda body: (
+            (400, {"error": "model overloaded today"}) if state["fail"] else (200, completion("1 Irgendein Text."))
+        )
+    )
     try:
         url = server.base_url.replace("http://", f"http://bob:{SECRETS['password']}@") + f"?key={SECRETS['query']}"
-        args = ["--systems", "scripted/closed", "--model-slug", "scripted", "--base-url", url, "--limit", "3",
-                "--api-key-env", "CHPIT_PLANTED_KEY"]
+        args = [
+            "--systems",
+            "scripted/closed",
+            "--model-slug",
+            "scripted",
+            "--base-url",
+            url,
+            "--limit",
+            "3",
+            "--api-key-env",
+            "CHPIT_PLANTED_KEY",
+        ]
         failed = run_cli(tmp_path, *args, CHPIT_PLANTED_KEY=SECRETS["api_key"])
         assert failed.returncode == 3, failed.stdout + failed.stderr
         assert "all 3 items errored; commonest error: ModelCallError" in failed.stderr
@@ -146,10 +193,20 @@ def test_a_failing_endpoint_exits_non_zero_a_recovered_one_completes_and_no_secr
 def _materialised(instance, system: str, lang: str, answered: int, errored: int, error: str = "") -> None:
     import dagster as dg
 
-    instance.report_runless_asset_event(dg.AssetMaterialization(
-        asset_key="results", partition=str(dg.MultiPartitionKey({"system": system, "lang": lang})),
-        metadata={"log_items": answered + errored, "log_answered": answered, "log_errored": errored,
-                  "log_not_asked": 0, "skipped_already_answered": 0, "commonest_error": error}))
+    instance.report_runless_asset_event(
+        dg.AssetMaterialization(
+            asset_key="results",
+            partition=str(dg.MultiPartitionKey({"system": system, "lang": lang})),
+            metadata={
+                "log_items": answered + errored,
+                "log_answered": answered,
+                "log_errored": errored,
+                "log_not_asked": 0,
+                "skipped_already_answered": 0,
+                "commonest_error": error,
+            },
+        )
+    )
 
 
 @pytest.mark.parametrize("errored, code", [((0, 0), 0), ((1, 0), 1), ((4, 3), 3)])
@@ -161,8 +218,12 @@ def test_the_exit_code_says_whether_some_or_all_items_errored(errored, code, cap
 
     with dg.instance_for_test() as instance:
         since = 0.0
-        _materialised(instance, "m/closed", "de", 4 - errored[0], errored[0], "ModelCallError: HTTP 500" * bool(errored[0]))
-        _materialised(instance, "m/closed", "fr", 3 - errored[1], errored[1], "ModelCallError: ReadTimeout" * bool(errored[1]))
+        _materialised(
+            instance, "m/closed", "de", 4 - errored[0], errored[0], "ModelCallError: HTTP 500" * bool(errored[0])
+        )
+        _materialised(
+            instance, "m/closed", "fr", 3 - errored[1], errored[1], "ModelCallError: ReadTimeout" * bool(errored[1])
+        )
         assert cli._run_summary(instance, ["m/closed"], ["de", "fr"], since) == code
     out, err = capsys.readouterr()
     assert f"m/closed [de]: {4 - errored[0]} answered, {errored[0]} errored" in out
@@ -201,8 +262,19 @@ def test_a_bad_new_file_for_a_parsed_edition_keeps_its_items_fails_and_names_the
 
 def test_a_paid_endpoint_without_confirmation_prints_the_estimate_and_exits_2_before_any_call(tmp_path):
     """PROTOCOL §7 through the whole `benchmark` run: built, then refused before any system runs."""
-    done = run_cli(tmp_path, "--systems", "oracle,gpt/closed", "--model-slug", "gpt", "--base-url",
-                   "https://models.example.invalid/v1", "--price-in", "1.25", "--price-out", "10")
+    done = run_cli(
+        tmp_path,
+        "--systems",
+        "oracle,gpt/closed",
+        "--model-slug",
+        "gpt",
+        "--base-url",
+        "https://models.example.invalid/v1",
+        "--price-in",
+        "1.25",
+        "--price-out",
+        "10",
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "estimate gpt/closed: " in done.stderr and "not run: https://models.example.invalid/v1" in done.stderr
     assert "build [de]: ok" in done.stdout and "oracle_gate" not in done.stdout  # nothing after the refusal
@@ -217,8 +289,10 @@ def test_the_nightly_job_never_starts_a_model_system():
 
     with dg.instance_for_test(overrides={"concurrency": {"pools": {"granularity": "run"}}}) as instance:
         result = defs.resolve_job_def("nightly").execute_in_process(
-            instance=instance, raise_on_error=False,
-            run_config={"ops": {"rebuild": {"config": {"langs": ["de"], "systems": ["oracle", "gpt/closed"]}}}})
+            instance=instance,
+            raise_on_error=False,
+            run_config={"ops": {"rebuild": {"config": {"langs": ["de"], "systems": ["oracle", "gpt/closed"]}}}},
+        )
     assert not result.success
     [failure] = result.get_step_failure_events()
     assert "never starts a model system" in failure.step_failure_data.user_failure_data.description

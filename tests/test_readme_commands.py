@@ -56,12 +56,22 @@ def check(command: str, done: subprocess.CompletedProcess) -> str:
         return f"exit {done.returncode}"
     expected = {
         "run --help": ["--langs", "--systems", "--retry-errors"],
-        "smollm2-135m/pit": ["smollm2-135m/pit [de]: 2 answered, 0 errored", "benchmark: ok",
-                             "hf_dataset: not published (--limit 2: a partial run"],
-        "gpt/pit,gpt/agentic": ["gpt/pit [de]: 9 answered, 0 errored", "gpt/agentic [fr]: 1 answered, 0 errored",
-                                "hf_dataset: ok"],
-        "--source live": ["build [de]: ok", "build [it]: ok", "benchmark: ok",
-                          "hf_dataset: not published (--sr-numbers 235.1,220: a partial run"],
+        "smollm2-135m/pit": [
+            "smollm2-135m/pit [de]: 2 answered, 0 errored",
+            "benchmark: ok",
+            "hf_dataset: not published (--limit 2: a partial run",
+        ],
+        "gpt/pit,gpt/agentic": [
+            "gpt/pit [de]: 9 answered, 0 errored",
+            "gpt/agentic [fr]: 1 answered, 0 errored",
+            "hf_dataset: ok",
+        ],
+        "--source live": [
+            "build [de]: ok",
+            "build [it]: ok",
+            "benchmark: ok",
+            "hf_dataset: not published (--sr-numbers 235.1,220: a partial run",
+        ],
         "nightly --changed": ["catalog: no catalog change since the last build"],
         "nightly": ["hf_dataset: ok", "nightly: ok"],
     }
@@ -81,13 +91,23 @@ def test_every_readme_command_works_as_written(tmp_path):
         fedlex.graph, files = sample_graph(load_sample_catalog(SAMPLE), fedlex.base_url)
         fedlex.files = {path: src.read_bytes() for path, src in files.items()}
         # As a shell with the venv activated (for the README's bare `python -m ...`) and the example's exports.
-        env = plain_env(PATH=f"{project / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
-                        CHPIT_SPARQL_URL=fedlex.endpoint, OPENROUTER_API_KEY="sk-loopback", PRICE_IN="1.25",
-                        PRICE_OUT="10")
+        env = plain_env(
+            PATH=f"{project / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
+            CHPIT_SPARQL_URL=fedlex.endpoint,
+            OPENROUTER_API_KEY="sk-loopback",
+            PRICE_IN="1.25",
+            PRICE_OUT="10",
+        )
         failures = []
         for command in commands:
-            done = subprocess.run(["bash", "-c", command.replace(HOSTED, model.base_url)], cwd=project, env=env,
-                                  capture_output=True, text=True, timeout=900)
+            done = subprocess.run(
+                ["bash", "-c", command.replace(HOSTED, model.base_url)],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             problem = check(command, done)
             if problem:
                 failures.append(f"{command}\n  -> {problem}\n{done.stdout[-1500:]}{done.stderr[-1500:]}")

@@ -26,12 +26,12 @@ _CONSOLIDATION_URI = re.compile(r"^(?P<act>https?://[^ ]+/eli/cc/.+)/(?P<day>\d{
 
 @dataclass(frozen=True)
 class EditionIdentity:
-    act_eli: str                 # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491
-    consolidation: str           # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491/20250401
-    sr_number: str               # from <docNumber> (trailing space dropped) or a non-empty FRBRnumber
+    act_eli: str  # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491
+    consolidation: str  # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491/20250401
+    sr_number: str  # from <docNumber> (trailing space dropped) or a non-empty FRBRnumber
     date_applicability: date
-    lang: str                    # FRBRExpression/FRBRlanguage
-    names: dict[str, str]        # lang -> full title (FRBRname/@value)
+    lang: str  # FRBRExpression/FRBRlanguage
+    names: dict[str, str]  # lang -> full title (FRBRname/@value)
     short_forms: dict[str, str]  # lang -> FRBRname/@shortForm, where present
     generator: str | None = None  # FRBRManifestation/FRBRformat/@fedlex:generator: the build that wrote the file
 
@@ -50,7 +50,8 @@ def _parser() -> etree.XMLParser:
     parser = getattr(_PARSERS, "parser", None)
     if parser is None:
         parser = _PARSERS.parser = etree.XMLParser(
-            resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True)
+            resolve_entities=False, no_network=True, huge_tree=True, remove_comments=True
+        )
     return parser
 
 
@@ -64,9 +65,11 @@ def parse_xml(data: bytes, where: str) -> etree._Element:
         if "depth" in str(exc).lower():
             # huge_tree is on, so libxml2's own advice ("use XML_PARSE_HUGE") misleads: this is its hard
             # nesting limit, which huge_tree does not lift (issue 15 item 5).
-            hint = (f" (elements nested deeper than libxml2's hard limit of {_DEPTH_LIMIT} levels, which holds "
-                    "even with huge_tree on; a real Fedlex edition nests about 30 deep, so the file is "
-                    "corrupt or hostile)")
+            hint = (
+                f" (elements nested deeper than libxml2's hard limit of {_DEPTH_LIMIT} levels, which holds "
+                "even with huge_tree on; a real Fedlex edition nests about 30 deep, so the file is "
+                "corrupt or hostile)"
+            )
         raise NotXml(where, f"not well-formed XML{hint}: libxml2 says: {exc}") from exc
     if etree.QName(root).localname.lower() == "html":
         raise NotXml(where, "an HTML page, not AKN XML (Fedlex answers a bad filestore path with one, HTTP 200)")
@@ -157,4 +160,3 @@ def check_identity(
         problems.append(f"language {identity.lang!r} != catalog {lang!r}")
     if problems:
         raise IdentityMismatch(where, "; ".join(problems))
-

@@ -56,8 +56,24 @@ _SPACES = re.compile("  +")
 
 _CONTAINERS = "|".join(
     f"a:{t}"
-    for t in ("content", "intro", "wrapUp", "subdivision", "hcontainer", "level", "section", "list", "container",
-              "div", "subparagraph", "point", "alinea", "blockContainer", "blockList", "transitional")
+    for t in (
+        "content",
+        "intro",
+        "wrapUp",
+        "subdivision",
+        "hcontainer",
+        "level",
+        "section",
+        "list",
+        "container",
+        "div",
+        "subparagraph",
+        "point",
+        "alinea",
+        "blockContainer",
+        "blockList",
+        "transitional",
+    )
 )
 _STYLESHEET = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
     xmlns:a="http://docs.oasis-open.org/legaldocml/ns/akn/3.0">
@@ -105,8 +121,8 @@ _ARTICLE_NUMBER = re.compile(r"^\d+[a-z]*(?: [a-z]+){0,2}$")
 class Article(NamedTuple):
     # A NamedTuple, not a frozen dataclass: a large edition makes thousands, and construction shows.
     e_id: str
-    occurrence: int              # 1, 2, ... among the edition's articles with this e_id, document order
-    article_number: str | None   # None when the number did not parse (B8)
+    occurrence: int  # 1, 2, ... among the edition's articles with this e_id, document order
+    article_number: str | None  # None when the number did not parse (B8)
     heading: str | None
     text: str
 

@@ -41,7 +41,10 @@ def report_langs(report: dict) -> list[str]:
 def language_report(lang: str, eligible: dict, items: dict) -> dict:
     """One language's section (PROTOCOL §1.3-§1.8)."""
     counted = sum(eligible["skips"].values())
-    if counted + items["selected"] != eligible["changes_considered"] or items["eligible_changes"] != eligible["eligible"]:
+    if (
+        counted + items["selected"] != eligible["changes_considered"]
+        or items["eligible_changes"] != eligible["eligible"]
+    ):
         raise BuildReportError(
             f"{lang}: counts do not add up: {eligible['changes_considered']} considered, {counted} skipped before "
             f"the shuffle + {items['selected']} selected ({items['eligible_changes']} eligible read by bench_items, "
@@ -88,8 +91,11 @@ def build_report(store: Store, build_date: str | None) -> dict:
     return {
         **report,
         "seed": first["seed"],
-        "caps": {"per_lang_cap": first["item_cap"], "per_act_cap": first["per_act_cap"],
-                 "core_per_lang": first["core_size"]},
+        "caps": {
+            "per_lang_cap": first["item_cap"],
+            "per_act_cap": first["per_act_cap"],
+            "core_per_lang": first["core_size"],
+        },
         "built_at": build_date,
         "sources": sources,
         "build": first["build"],

@@ -88,9 +88,9 @@ ORDER BY act_id, date_applicability, new_version_id, e_id, occurrence
 
 @dataclass(frozen=True)
 class ChangeBuild:
-    changes: pl.DataFrame   # every ch_act_change row of the language, in a stable order
-    acts: int               # acts with a parsed edition in the language
-    acts_recomputed: int    # of those, the ones whose rows were computed in this build
+    changes: pl.DataFrame  # every ch_act_change row of the language, in a stable order
+    acts: int  # acts with a parsed edition in the language
+    acts_recomputed: int  # of those, the ones whose rows were computed in this build
 
 
 def update_changes(store: Store, lang: str) -> ChangeBuild:
@@ -108,11 +108,25 @@ def update_changes(store: Store, lang: str) -> ChangeBuild:
             computed = con.sql(_CHANGES_SQL, params={"lang": lang}).pl()
         # Rows of every act not kept go: recomputed acts get theirs back, acts without a parsed
         # edition any more simply disappear.
-        replace_rows(con, [
-            ("ch_act_change", "lang = ? AND NOT list_contains(?, act_id)", [lang, kept["act_id"].to_list()], computed),
-        ])
-        sync_rows(con, "bench_act_fingerprint", ["lang", "act_id"], "lang = ?", [lang],
-                  current.select(pl.lit(lang).alias("lang"), "act_id", "fingerprint"))
+        replace_rows(
+            con,
+            [
+                (
+                    "ch_act_change",
+                    "lang = ? AND NOT list_contains(?, act_id)",
+                    [lang, kept["act_id"].to_list()],
+                    computed,
+                ),
+            ],
+        )
+        sync_rows(
+            con,
+            "bench_act_fingerprint",
+            ["lang", "act_id"],
+            "lang = ?",
+            [lang],
+            current.select(pl.lit(lang).alias("lang"), "act_id", "fingerprint"),
+        )
         changes = con.sql(_ROWS_SQL, params=[lang]).pl()
     return ChangeBuild(changes, current.height, todo.height)
 

@@ -32,8 +32,8 @@ def cell_label(kind: str, gold_is_current: bool) -> str:
 @dataclass(frozen=True)
 class CoreSplit:
     ids: frozenset[str]
-    years: dict[str, int]   # as_of year -> core items, first appearance over the id-sorted core
-    cells: dict[str, int]   # cell label -> core items, same order
+    years: dict[str, int]  # as_of year -> core items, first appearance over the id-sorted core
+    cells: dict[str, int]  # cell label -> core items, same order
 
     def stats(self) -> dict:
         """As build-report.json's `{lang}.core` (PROTOCOL §2.7)."""

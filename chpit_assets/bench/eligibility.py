@@ -152,15 +152,26 @@ ORDER BY acts.act_id
 """
 
 ELIGIBLE_SCHEMA = {
-    "lang": pl.String, "act_id": pl.Int64, "e_id": pl.String, "old_version_id": pl.Int64,
-    "new_version_id": pl.Int64, "change_date": pl.Date, "sr_number": pl.String,
-    "abbreviation": pl.String, "article_number": pl.String, "before_ok": pl.Boolean,
+    "lang": pl.String,
+    "act_id": pl.Int64,
+    "e_id": pl.String,
+    "old_version_id": pl.Int64,
+    "new_version_id": pl.Int64,
+    "change_date": pl.Date,
+    "sr_number": pl.String,
+    "abbreviation": pl.String,
+    "article_number": pl.String,
+    "before_ok": pl.Boolean,
     "after_ok": pl.Boolean,
 }
 
 ACT_OUTCOME_SCHEMA = {
-    "lang": pl.String, "act_id": pl.Int64, "fingerprint": pl.String, "considered": pl.Int64,
-    "halves_dropped": pl.Int64, "skips": pl.String,
+    "lang": pl.String,
+    "act_id": pl.Int64,
+    "fingerprint": pl.String,
+    "considered": pl.Int64,
+    "halves_dropped": pl.Int64,
+    "skips": pl.String,
 }
 
 
@@ -169,8 +180,8 @@ class Eligibility:
     lang: str
     sources: tuple[str, ...]
     changes_considered: int
-    skips: dict[str, int]      # SKIP_REASONS that occurred, in first-appearance order
-    filtered: dict[str, int]   # FILTERED_REASONS, all keys: outside changes_considered
+    skips: dict[str, int]  # SKIP_REASONS that occurred, in first-appearance order
+    filtered: dict[str, int]  # FILTERED_REASONS, all keys: outside changes_considered
     # Halves of eligible changes whose gold has no discriminating unit (B12); the item loop counts
     # the ones it meets as `no_discriminating_unit`.
     halves_without_discriminating_unit: int
@@ -222,7 +233,7 @@ class TextOutcome:
     """B4/B5 and B12 of one (old text, new text) pair: all a change's eligibility needs from its texts."""
 
     identical_or_short: bool
-    before_ok: bool   # the old text discriminates (gold of the `before` half)
+    before_ok: bool  # the old text discriminates (gold of the `before` half)
     after_ok: bool
 
 
@@ -237,9 +248,7 @@ def _text_outcome(old: str, new: str, texts: TextMemo) -> TextOutcome:
 # What a kept outcome was computed with: the floor, the scorer's normalise/units (its text module),
 # the queries and the code of this module. Any change to them re-evaluates every act.
 RULES = hashlib.sha256(
-    str(MIN_TEXT_LEN).encode()
-    + Path(chpit_scorer.text.__file__).read_bytes()
-    + Path(__file__).read_bytes()
+    str(MIN_TEXT_LEN).encode() + Path(chpit_scorer.text.__file__).read_bytes() + Path(__file__).read_bytes()
 ).hexdigest()[:16]
 
 
@@ -285,8 +294,9 @@ def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...
     sources = tuple(sorted(set(sources)))
     require_tables(con, "eligible_changes")
     current = con.sql(_ACT_FINGERPRINTS_SQL, params={"lang": lang, "rules": f"{RULES}:{','.join(sources)}"}).pl()
-    stored = con.sql("SELECT * FROM bench_act_eligibility WHERE lang = ? AND fingerprint IS NOT NULL",
-                     params=[lang]).pl()
+    stored = con.sql(
+        "SELECT * FROM bench_act_eligibility WHERE lang = ? AND fingerprint IS NOT NULL", params=[lang]
+    ).pl()
     kept = stored.join(current, on=["act_id", "fingerprint"], how="semi")
     todo = current.join(kept, on="act_id", how="anti")
     with registered(con, "_acts", todo.select("act_id")), registered(con, "_kept", kept.select("act_id")):
@@ -295,10 +305,20 @@ def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...
         candidates = [dict(zip(columns, row)) for row in cursor.fetchall()]
         for row in candidates:
             row["reason"] = _reason(row, sources)
-        texts = article_texts(con, ((row[f"{side}_version_id"], row["e_id"]) for row in candidates
-                                    if row["reason"] is None for side in ("old", "new")))
-        kept_rows = con.sql(f"SELECT {', '.join(ELIGIBLE_SCHEMA)} FROM bench_eligible "
-                            "WHERE lang = ? AND act_id IN (SELECT act_id FROM _kept)", params=[lang]).pl()
+        texts = article_texts(
+            con,
+            (
+                (row[f"{side}_version_id"], row["e_id"])
+                for row in candidates
+                if row["reason"] is None
+                for side in ("old", "new")
+            ),
+        )
+        kept_rows = con.sql(
+            f"SELECT {', '.join(ELIGIBLE_SCHEMA)} FROM bench_eligible "
+            "WHERE lang = ? AND act_id IN (SELECT act_id FROM _kept)",
+            params=[lang],
+        ).pl()
     computed = _outcomes(candidates, texts, lang, dict(todo.iter_rows()))
     outcomes = pl.concat([kept, computed.acts], how="vertical_relaxed").sort("act_id")
     # Merged in act_id order, each act's counts in its rows' order: the global first appearance.
@@ -320,7 +340,8 @@ def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...
         filtered=filtered,
         halves_without_discriminating_unit=int(outcomes["halves_dropped"].sum()),
         eligible=pl.concat([kept_rows.cast(ELIGIBLE_SCHEMA), computed.eligible]).sort(
-            ["act_id", "e_id", "change_date", "new_version_id"]),
+            ["act_id", "e_id", "change_date", "new_version_id"]
+        ),
         act_outcomes=outcomes,
         acts_recomputed=todo.height,
     )
@@ -328,48 +349,64 @@ def _evaluate(con: duckdb.DuckDBPyConnection, lang: str, sources: tuple[str, ...
 
 @dataclass(frozen=True)
 class _Computed:
-    acts: pl.DataFrame       # ACT_OUTCOME_SCHEMA, one row per act evaluated
-    eligible: pl.DataFrame   # ELIGIBLE_SCHEMA
+    acts: pl.DataFrame  # ACT_OUTCOME_SCHEMA, one row per act evaluated
+    eligible: pl.DataFrame  # ELIGIBLE_SCHEMA
 
 
-def _outcomes(candidates: list[dict], texts: dict[tuple[int, str], str], lang: str,
-              fingerprints: dict[int, str | None]) -> _Computed:
+def _outcomes(
+    candidates: list[dict], texts: dict[tuple[int, str], str], lang: str, fingerprints: dict[int, str | None]
+) -> _Computed:
     """B4-B12 over the candidates of the acts in `fingerprints`, whose rules before B4 (`reason`)
     are applied and whose texts are in `texts` where they passed (both article rows exist: the
     candidates are joined on them). An act without candidates (not in force) still gets its row
     of zeros. Skips are counted in the candidates' order (insertion-ordered per act)."""
     memo = TextMemo()
-    counts = {act_id: (Counter(), [0, 0]) for act_id in fingerprints}   # skips; considered, halves without unit
+    counts = {act_id: (Counter(), [0, 0]) for act_id in fingerprints}  # skips; considered, halves without unit
     rows = []
     for row in candidates:
         act_skips, tally = counts[row["act_id"]]
         reason = row["reason"]
         tally[0] += reason not in FILTERED_REASONS
         if reason is None:
-            outcome = _text_outcome(texts[(row["old_version_id"], row["e_id"])],
-                                    texts[(row["new_version_id"], row["e_id"])], memo)
+            outcome = _text_outcome(
+                texts[(row["old_version_id"], row["e_id"])], texts[(row["new_version_id"], row["e_id"])], memo
+            )
             if outcome.identical_or_short:
                 reason = "identical_or_short"
             else:
                 tally[1] += (not outcome.before_ok) + (not outcome.after_ok)
-                rows.append((lang, row["act_id"], row["e_id"], row["old_version_id"], row["new_version_id"],
-                             row["change_date"], row["sr_number"], row["abbreviation"], row["new_number"],
-                             outcome.before_ok, outcome.after_ok))
+                rows.append(
+                    (
+                        lang,
+                        row["act_id"],
+                        row["e_id"],
+                        row["old_version_id"],
+                        row["new_version_id"],
+                        row["change_date"],
+                        row["sr_number"],
+                        row["abbreviation"],
+                        row["new_number"],
+                        outcome.before_ok,
+                        outcome.after_ok,
+                    )
+                )
                 continue
         act_skips[reason] += 1
-    acts = [(lang, act_id, fingerprints[act_id], tally[0], tally[1], json.dumps(dict(act_skips)))
-            for act_id, (act_skips, tally) in counts.items()]
-    return _Computed(pl.DataFrame(acts, schema=ACT_OUTCOME_SCHEMA, orient="row"),
-                     pl.DataFrame(rows, schema=ELIGIBLE_SCHEMA, orient="row"))
+    acts = [
+        (lang, act_id, fingerprints[act_id], tally[0], tally[1], json.dumps(dict(act_skips)))
+        for act_id, (act_skips, tally) in counts.items()
+    ]
+    return _Computed(
+        pl.DataFrame(acts, schema=ACT_OUTCOME_SCHEMA, orient="row"),
+        pl.DataFrame(rows, schema=ELIGIBLE_SCHEMA, orient="row"),
+    )
 
 
 def _write(con: duckdb.DuckDBPyConnection, result: Eligibility) -> None:
     """The language's rows: eligible set, per-act outcomes and counts. Only rows that differ are
     touched (`sync_rows`): one new edition changes a few of a language's thousands."""
     lang = result.lang
-    stats = pl.DataFrame(
-        {"lang": [lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats())]}
-    )
+    stats = pl.DataFrame({"lang": [lang], "step": ["eligible_changes"], "stats": [json.dumps(result.stats())]})
     sync_rows(con, "bench_eligible", ["lang", "act_id", "e_id", "new_version_id"], "lang = ?", [lang], result.eligible)
     sync_rows(con, "bench_act_eligibility", ["lang", "act_id"], "lang = ?", [lang], result.act_outcomes)
     replace_rows(con, [("bench_stats", "lang = ? AND step = 'eligible_changes'", [lang], stats)])

@@ -33,8 +33,8 @@ from .questions import question
 from .tables import ensure_tables, require_tables
 
 SEED = 20260825
-PER_ACT_CAP = 50      # B14: changes per act
-ITEM_CAP = 5000       # B14: items per language
+PER_ACT_CAP = 50  # B14: changes per act
+ITEM_CAP = 5000  # B14: items per language
 SOURCE = "Fedlex (fedlex.admin.ch)"
 LICENCE = "Fedlex data may be reused free of charge with source attribution"
 
@@ -45,7 +45,7 @@ class ItemsError(RuntimeError):
 
 @dataclass(frozen=True)
 class BuildSettings:
-    build: str = "dev"          # the build name new items are stamped with, e.g. "v2026.09"
+    build: str = "dev"  # the build name new items are stamped with, e.g. "v2026.09"
     seed: int = SEED
     per_act_cap: int = PER_ACT_CAP
     item_cap: int = ITEM_CAP
@@ -91,6 +91,7 @@ WHERE e.lang = $lang
 ORDER BY e.act_id, e.e_id, e.change_date, e.new_version_id
 """
 
+
 # The code a line is rendered with (halves, field order, questions, serialisation): editing it
 # re-renders every stored line once. Hashed as syntax trees, not bytes: reformatting the files or
 # editing a comment changes no rendered line, so it must not force a re-render of every line.
@@ -99,8 +100,9 @@ def code_digest(sources: list[str]) -> str:
     return hashlib.md5("".join(ast.dump(ast.parse(source)) for source in sources).encode()).hexdigest()[:16]
 
 
-RENDER_RULES = code_digest([(Path(__file__).parent / name).read_text(encoding="utf-8")
-                            for name in ("items.py", "questions.py", "files.py")])
+RENDER_RULES = code_digest(
+    [(Path(__file__).parent / name).read_text(encoding="utf-8") for name in ("items.py", "questions.py", "files.py")]
+)
 
 
 def _edition(ch: dict, side: str) -> dict:
@@ -122,9 +124,9 @@ class Half(NamedTuple):
     core and fingerprint its line."""
 
     id: str
-    kind: str          # 'before' | 'after'
+    kind: str  # 'before' | 'after'
     as_of: date
-    change: dict       # the bench_eligible row joined with its editions
+    change: dict  # the bench_eligible row joined with its editions
 
     @property
     def gold_is_current(self) -> bool:
@@ -181,12 +183,12 @@ def _overlaps(ch: dict) -> bool:
 class Selection:
     lang: str
     build: str
-    halves: list[Half]         # the new items' halves, in selection order
-    selected: int              # PROTOCOL §1.4: eligible changes, published ones included
-    capped: int                # §1.6 + §1.8: per-act skipped, kept but not consumed, the trimmed item
-    skips: dict[str, int]      # loop reasons that occurred, first appearance (B11 per half, B12 per half)
-    consumed: int              # kept changes the loop looked at
-    published: int             # eligible changes already in the frozen record
+    halves: list[Half]  # the new items' halves, in selection order
+    selected: int  # PROTOCOL §1.4: eligible changes, published ones included
+    capped: int  # §1.6 + §1.8: per-act skipped, kept but not consumed, the trimmed item
+    skips: dict[str, int]  # loop reasons that occurred, first appearance (B11 per half, B12 per half)
+    consumed: int  # kept changes the loop looked at
+    published: int  # eligible changes already in the frozen record
 
     @property
     def items(self) -> list[dict]:
@@ -236,14 +238,16 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
     capped += len(kept) - consumed
     excess = max(0, min(len(halves), len(frozen) + len(halves) - cap)) if cap else 0
     capped += excess
-    del halves[len(halves) - excess:]
+    del halves[len(halves) - excess :]
     seen = {i["id"]: f"published item {i['id']}" for i in frozen}
     for half in halves:
         ch = half.change
         if half.id in seen:
-            raise ItemsError(f"bench_items[{lang}]: item id {half.id} twice: {seen[half.id]} and the {half.kind} "
-                             f"half of act {ch['act_id']} (SR {ch['sr_number']}) {ch['e_id']} changed "
-                             f"{ch['change_date']}, both asking {half.as_of} (an edition valid for one day)")
+            raise ItemsError(
+                f"bench_items[{lang}]: item id {half.id} twice: {seen[half.id]} and the {half.kind} "
+                f"half of act {ch['act_id']} (SR {ch['sr_number']}) {ch['e_id']} changed "
+                f"{ch['change_date']}, both asking {half.as_of} (an edition valid for one day)"
+            )
         seen[half.id] = f"the {half.kind} half of {ch['e_id']} changed {ch['change_date']}"
     return Selection(lang, settings.build, halves, len(changes), capped, skips, consumed, published)
 
@@ -251,10 +255,10 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
 @dataclass
 class ItemBuild:
     lang: str
-    ids: list[str]                  # frozen + new items, sorted by id
-    lines: list[bytes]              # their jsonl lines, UTF-8, core flags stamped: the file's
-    fingerprints: list[str]         # what each line was rendered from (`_fingerprint`): its bench_line key
-    fresh: dict[str, bytes]         # the lines rendered in this build, by id, as bench_line keeps them; the rest were reused
+    ids: list[str]  # frozen + new items, sorted by id
+    lines: list[bytes]  # their jsonl lines, UTF-8, core flags stamped: the file's
+    fingerprints: list[str]  # what each line was rendered from (`_fingerprint`): its bench_line key
+    fresh: dict[str, bytes]  # the lines rendered in this build, by id, as bench_line keeps them; the rest were reused
     core: CoreSplit
     stats: dict
 
@@ -278,11 +282,12 @@ def stamp_core(line: bytes, core: bool) -> bytes:
         return line
     if not line.endswith(_CORE_FLAG[not core]):
         raise ItemsError(f"an item line that does not end with its core flag: ...{line[-120:]!r}")
-    return line[:-len(_CORE_FLAG[not core])] + _CORE_FLAG[core]
+    return line[: -len(_CORE_FLAG[not core])] + _CORE_FLAG[core]
 
 
-def update_items(store: Store, build_dir: Path | str, lang: str, settings: BuildSettings,
-                 frozen_dir: Path | str) -> tuple[ItemBuild, Path]:
+def update_items(
+    store: Store, build_dir: Path | str, lang: str, settings: BuildSettings, frozen_dir: Path | str
+) -> tuple[ItemBuild, Path]:
     """The bench_items asset: build from the store and the frozen record in `frozen_dir`, write the
     rows in the same transaction (it holds the writer pool), then the file."""
     frozen = load_frozen(frozen_dir, lang)
@@ -325,15 +330,27 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
     changes = [dict(zip(columns, row)) for row in cursor.fetchall()]
     sel = select(changes, lang, settings, frozen)
     # Frozen items are copied as recorded, FREE_FIELDS aside (core is stamped below).
-    entries: list[Half | dict] = sorted([dict(i) for i in frozen] + sel.halves,
-                                        key=lambda e: e.id if isinstance(e, Half) else e["id"])
+    entries: list[Half | dict] = sorted(
+        [dict(i) for i in frozen] + sel.halves, key=lambda e: e.id if isinstance(e, Half) else e["id"]
+    )
     core = select_core(
-        [{"id": e.id, "as_of": e.as_of, "kind": e.kind, "gold_is_current": e.gold_is_current}
-         if isinstance(e, Half) else e for e in entries],
-        lang, settings.seed, settings.core_size)
-    stored = {id_: (fp, line) for id_, fp, line in con.execute(
-        "SELECT i.id, fingerprint, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) WHERE i.lang = ?",
-        [lang]).fetchall()}
+        [
+            {"id": e.id, "as_of": e.as_of, "kind": e.kind, "gold_is_current": e.gold_is_current}
+            if isinstance(e, Half)
+            else e
+            for e in entries
+        ],
+        lang,
+        settings.seed,
+        settings.core_size,
+    )
+    stored = {
+        id_: (fp, line)
+        for id_, fp, line in con.execute(
+            "SELECT i.id, fingerprint, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) WHERE i.lang = ?",
+            [lang],
+        ).fetchall()
+    }
     ids: list[str] = []
     lines: list[bytes | None] = []
     fingerprints: list[str | None] = []
@@ -374,8 +391,15 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
         "items_new": len(sel.halves),
         "core": core.stats(),
     }
-    return ItemBuild(lang, ids, [stamp_core(line, id_ in core.ids) for id_, line in zip(ids, lines)],
-                     fingerprints, fresh, core, stats)
+    return ItemBuild(
+        lang,
+        ids,
+        [stamp_core(line, id_ in core.ids) for id_, line in zip(ids, lines)],
+        fingerprints,
+        fresh,
+        core,
+        stats,
+    )
 
 
 def _with_texts(con: duckdb.DuckDBPyConnection, lang: str, items: list[dict]) -> None:
@@ -388,9 +412,11 @@ def _with_texts(con: duckdb.DuckDBPyConnection, lang: str, items: list[dict]) ->
             edition = item[side]
             text = texts.get((edition["version_id"], item["e_id"]))
             if text is None:
-                raise ItemsError(f"bench_items[{lang}]: item {item['id']} ({item['sr_number']} {item['e_id']}): "
-                                 f"edition {edition['eli']} has no article {item['e_id']} in the store; "
-                                 "re-materialise eligible_changes")
+                raise ItemsError(
+                    f"bench_items[{lang}]: item {item['id']} ({item['sr_number']} {item['e_id']}): "
+                    f"edition {edition['eli']} has no article {item['e_id']} in the store; "
+                    "re-materialise eligible_changes"
+                )
             edition["text"] = text
 
 
@@ -406,12 +432,17 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
     updated, and only lines not stored yet are added: after one new edition most items are the
     same, and rewriting them all made the checkpoint the step's largest cost."""
     lang, core_ids = result.lang, result.core.ids
-    stored = {i: (fp, core) for i, fp, core in con.execute(
-        "SELECT id, fingerprint, core FROM bench_item WHERE lang = ?", [lang]).fetchall()}
+    stored = {
+        i: (fp, core)
+        for i, fp, core in con.execute("SELECT id, fingerprint, core FROM bench_item WHERE lang = ?", [lang]).fetchall()
+    }
     current = dict(zip(result.ids, result.fingerprints))
     stale = [i for i, (fp, _) in stored.items() if current.get(i) != fp]
-    changed = [json.loads(result.lines[n]) for n, i in enumerate(result.ids)
-               if stored.get(i, (None,))[0] != result.fingerprints[n]]
+    changed = [
+        json.loads(result.lines[n])
+        for n, i in enumerate(result.ids)
+        if stored.get(i, (None,))[0] != result.fingerprints[n]
+    ]
     # The same line, its core flag moved by the B16 redraw: only the flag is updated.
     redrawn = [i for i, fp in current.items() if i in stored and stored[i] == (fp, i not in core_ids)]
     rows = pl.DataFrame(
@@ -430,27 +461,42 @@ def _write_rows(con: duckdb.DuckDBPyConnection, result: ItemBuild) -> None:
             "fingerprint": [current[i["id"]] for i in changed],
         },
         schema={
-            "lang": pl.String, "id": pl.String, "build": pl.String, "core": pl.Boolean,
-            "act_id": pl.Int64, "e_id": pl.String, "as_of": pl.Date, "kind": pl.String,
-            "gold_is_current": pl.Boolean, "gold_version_id": pl.Int64,
-            "distractor_version_id": pl.Int64, "fingerprint": pl.String,
+            "lang": pl.String,
+            "id": pl.String,
+            "build": pl.String,
+            "core": pl.Boolean,
+            "act_id": pl.Int64,
+            "e_id": pl.String,
+            "as_of": pl.Date,
+            "kind": pl.String,
+            "gold_is_current": pl.Boolean,
+            "gold_version_id": pl.Int64,
+            "distractor_version_id": pl.Int64,
+            "fingerprint": pl.String,
         },
     )
     # Keys as built, not sorted: the report's skipped and core keys are in first-appearance order.
     stats = pl.DataFrame({"lang": [lang], "step": ["bench_items"], "stats": [json.dumps(result.stats)]})
-    replace_rows(con, [
-        ("bench_item", "lang = ? AND list_contains(?, id)", [lang, stale], rows),
-        ("bench_stats", "lang = ? AND step = 'bench_items'", [lang], stats),
-    ])
+    replace_rows(
+        con,
+        [
+            ("bench_item", "lang = ? AND list_contains(?, id)", [lang, stale], rows),
+            ("bench_stats", "lang = ? AND step = 'bench_items'", [lang], stats),
+        ],
+    )
     if redrawn:
         con.execute("UPDATE bench_item SET core = NOT core WHERE lang = ? AND list_contains(?, id)", [lang, redrawn])
     # Every line rendered in this build that bench_line lacks: a reused line was read from there, and a
     # rendered one may be missing although its item row is unchanged (a line collected or lost).
-    lines = pl.DataFrame({"fingerprint": [current[i] for i in result.fresh], "line": list(result.fresh.values())},
-                         schema={"fingerprint": pl.String, "line": pl.Binary})
+    lines = pl.DataFrame(
+        {"fingerprint": [current[i] for i in result.fresh], "line": list(result.fresh.values())},
+        schema={"fingerprint": pl.String, "line": pl.Binary},
+    )
     with registered(con, "_lines", lines.unique("fingerprint")):
-        con.execute("INSERT INTO bench_line SELECT fingerprint, line FROM _lines "
-                    "WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_line)")
+        con.execute(
+            "INSERT INTO bench_line SELECT fingerprint, line FROM _lines "
+            "WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_line)"
+        )
     _collect_lines(con)
 
 
@@ -482,8 +528,11 @@ def _load_lines(store: Store, lang: str, core_only: bool) -> list[bytes]:
     where = "lang = $lang" + (" AND core" if core_only else "")
     with store.connect(read_only=True) as con:
         require_tables(con, "reading bench_item")
-        rows = con.execute(f"SELECT i.core, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) "
-                           f"WHERE {where} ORDER BY i.id", {"lang": lang}).fetchall()
+        rows = con.execute(
+            f"SELECT i.core, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) "
+            f"WHERE {where} ORDER BY i.id",
+            {"lang": lang},
+        ).fetchall()
         return [stamp_core(line, core) for core, line in rows]
 
 

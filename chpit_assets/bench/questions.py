@@ -19,17 +19,77 @@ class QuestionError(ValueError):
 
 
 MONTHS = {
-    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
-           "September", "Oktober", "November", "Dezember"),
-    "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
-           "septembre", "octobre", "novembre", "décembre"),
-    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
-           "settembre", "ottobre", "novembre", "dicembre"),
-    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"),
+    "de": (
+        "Januar",
+        "Februar",
+        "März",
+        "April",
+        "Mai",
+        "Juni",
+        "Juli",
+        "August",
+        "September",
+        "Oktober",
+        "November",
+        "Dezember",
+    ),
+    "fr": (
+        "janvier",
+        "février",
+        "mars",
+        "avril",
+        "mai",
+        "juin",
+        "juillet",
+        "août",
+        "septembre",
+        "octobre",
+        "novembre",
+        "décembre",
+    ),
+    "it": (
+        "gennaio",
+        "febbraio",
+        "marzo",
+        "aprile",
+        "maggio",
+        "giugno",
+        "luglio",
+        "agosto",
+        "settembre",
+        "ottobre",
+        "novembre",
+        "dicembre",
+    ),
+    "en": (
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ),
     # Romansh Grischun as Fedlex writes it ("ils 7 da mars 2021", "dals 18 d'avrigl 1999").
-    "rm": ("schaner", "favrer", "mars", "avrigl", "matg", "zercladur", "fanadur", "avust",
-           "settember", "october", "november", "december"),
+    "rm": (
+        "schaner",
+        "favrer",
+        "mars",
+        "avrigl",
+        "matg",
+        "zercladur",
+        "fanadur",
+        "avust",
+        "settember",
+        "october",
+        "november",
+        "december",
+    ),
 }
 
 
@@ -60,6 +120,4 @@ def question(lang: str, article_number: str, abbreviation: str, sr_number: str, 
     """The item's question (B19): never the act's title, always abbreviation + SR number + date."""
     if lang not in _TEMPLATES:
         raise QuestionError(f"no question template for language {lang!r}")
-    return _TEMPLATES[lang].format(
-        n=article_number, abbr=abbreviation, sr=sr_number, date=format_date(as_of, lang)
-    )
+    return _TEMPLATES[lang].format(n=article_number, abbr=abbreviation, sr=sr_number, date=format_date(as_of, lang))

@@ -27,6 +27,7 @@ def misdated(items: Sequence[Mapping]) -> list[str]:
     lookup on that day returns gold, not the distractor (R2: of the editions covering a day, the later
     start wins). Usually the distractor simply does not cover `as_of`; when the old edition carries no
     end date (allowed by B11), both cover an `after` item's day and the newer gold wins."""
+
     def resolves_to_gold(item: Mapping) -> bool:
         day = date.fromisoformat(item["as_of"])
         gold, distractor = item["gold"], item["distractor"]
@@ -50,7 +51,7 @@ def over_cap(items: Sequence[Mapping], frozen: Sequence[Mapping], item_cap: int,
     Published items are kept even if a later build lowers a cap (B18), so they are not flagged."""
     frozen_ids = {f["id"] for f in frozen}
     new = [i for i in items if i["id"] not in frozen_ids]
-    if item_cap and len(new) > max(0, item_cap - len(frozen)):   # 0 = no cap (PROTOCOL §1.7)
+    if item_cap and len(new) > max(0, item_cap - len(frozen)):  # 0 = no cap (PROTOCOL §1.7)
         return [i["id"] for i in new]
     changes = {change_key(i["act_id"], i["e_id"], i["change_date"]): i["act_id"] for i in [*frozen, *new]}
     per_act = Counter(changes.values())

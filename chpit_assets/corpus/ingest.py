@@ -44,7 +44,7 @@ class FetchedEdition(Protocol):
     edition: CatalogEdition
     path: Path | None
     sha256: str | None
-    stage: str            # 'downloaded' | 'cached' (usable) or a failure stage ('no_file', 'download', 'validate')
+    stage: str  # 'downloaded' | 'cached' (usable) or a failure stage ('no_file', 'download', 'validate')
     error: str | None
 
 
@@ -65,13 +65,14 @@ class EditionFailure:
 @dataclass(frozen=True)
 class Revision:
     """An edition whose file was re-issued (new bytes for the same edition) in this ingest."""
+
     sr_number: str
     consolidation: str
     lang: str
-    kind: str               # 'reissued' (stored content unchanged) | 'corrected' (it changed)
+    kind: str  # 'reissued' (stored content unchanged) | 'corrected' (it changed)
     old_sha256: str
     new_sha256: str
-    generator: str | None   # the new file's generator build
+    generator: str | None  # the new file's generator build
 
 
 @dataclass
@@ -86,7 +87,7 @@ class IngestReport:
     failures: list[EditionFailure] = field(default_factory=list)
     last_good: list[EditionFailure] = field(default_factory=list)  # new file failed; last good parse kept
     revisions: list[Revision] = field(default_factory=list)
-    repeated_eids: dict[str, int] = field(default_factory=dict)    # consolidation -> n, parsed editions with any
+    repeated_eids: dict[str, int] = field(default_factory=dict)  # consolidation -> n, parsed editions with any
     data_version: str = ""
 
     def failures_by_stage(self) -> dict[str, int]:
@@ -108,14 +109,20 @@ class IngestReport:
     def revisions_markdown(self) -> str:
         if not self.revisions:
             return "No re-issued file."
-        return table(["SR", "edition", "lang", "revision", "old sha256", "new sha256", "generator"],
-                     [(r.sr_number, r.consolidation, r.lang, r.kind, r.old_sha256[:12], r.new_sha256[:12],
-                       r.generator or "") for r in self.revisions])
+        return table(
+            ["SR", "edition", "lang", "revision", "old sha256", "new sha256", "generator"],
+            [
+                (r.sr_number, r.consolidation, r.lang, r.kind, r.old_sha256[:12], r.new_sha256[:12], r.generator or "")
+                for r in self.revisions
+            ],
+        )
 
 
 def _failure_table(failures: list[EditionFailure]) -> str:
-    return table(["SR", "edition", "lang", "stage", "file", "error"],
-                 [(f.sr_number, f.consolidation, f.lang, f.stage, f.url or "", f.error[:300]) for f in failures])
+    return table(
+        ["SR", "edition", "lang", "stage", "file", "error"],
+        [(f.sr_number, f.consolidation, f.lang, f.stage, f.url or "", f.error[:300]) for f in failures],
+    )
 
 
 def title_paren_abbreviation(title: str | None) -> str | None:
@@ -172,8 +179,9 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
             last_good = old if old is not None and old["stage"] == PARSED else None
             if got is None or got.stage not in USABLE_STAGES:
                 stage = got.stage if got else "no_file" if edition.file_url is None else "download"
-                _fail(report, row, act, edition, stage, got.error if got and got.error else _missing(edition),
-                      last_good)
+                _fail(
+                    report, row, act, edition, stage, got.error if got and got.error else _missing(edition), last_good
+                )
             elif last_good and last_good["sha256"] == got.sha256 and last_good["parser_version"] == PARSER_VERSION:
                 # Everything ingest needs from the file is stored: a reused edition is not opened at all.
                 _keep(row, last_good)
@@ -194,20 +202,36 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
                 _fail(report, row, act, edition, getattr(exc, "stage", "parse"), str(exc), last_good)
                 continue
             names = (parsed.identity.names.get(lang), parsed.identity.short_forms.get(lang))
-            content = content_digest(((a.e_id, a.occurrence, a.article_number, a.heading, a.text)
-                                      for a in parsed.articles), *names)
-            row.update(n_articles=len(parsed.articles), title=names[0], short_form=names[1],
-                       n_repeated_eids=parsed.n_repeated_eids, generator=parsed.identity.generator,
-                       content_sha256=content)
+            content = content_digest(
+                ((a.e_id, a.occurrence, a.article_number, a.heading, a.text) for a in parsed.articles), *names
+            )
+            row.update(
+                n_articles=len(parsed.articles),
+                title=names[0],
+                short_form=names[1],
+                n_repeated_eids=parsed.n_repeated_eids,
+                generator=parsed.identity.generator,
+                content_sha256=content,
+            )
             report.reparsed += 1
             stored = _stored_content(con, last_good) if last_good else None
             if last_good:
                 row.update(reissued_from=last_good["reissued_from"], revision=last_good["revision"])
                 if last_good["sha256"] != got.sha256:  # same edition, new bytes: Fedlex re-issued the file
-                    row.update(reissued_from=last_good["sha256"],
-                               revision="reissued" if stored == content else "corrected")
-                    report.revisions.append(Revision(act.sr_number, edition.consolidation, lang, row["revision"],
-                                                     last_good["sha256"], got.sha256, row["generator"]))
+                    row.update(
+                        reissued_from=last_good["sha256"], revision="reissued" if stored == content else "corrected"
+                    )
+                    report.revisions.append(
+                        Revision(
+                            act.sr_number,
+                            edition.consolidation,
+                            lang,
+                            row["revision"],
+                            last_good["sha256"],
+                            got.sha256,
+                            row["generator"],
+                        )
+                    )
                 if stored == content:
                     continue  # the stored articles are exactly these: nothing downstream changes
             for a in parsed.articles:
@@ -229,8 +253,9 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         kill_point("ingest.transaction")  # every row written, nothing committed yet
 
     report.parsed = sum(1 for r in version_rows if r["stage"] == PARSED)
-    report.repeated_eids = {r["eli"]: r["n_repeated_eids"] for r in version_rows
-                            if r["stage"] == PARSED and r["n_repeated_eids"]}
+    report.repeated_eids = {
+        r["eli"]: r["n_repeated_eids"] for r in version_rows if r["stage"] == PARSED and r["n_repeated_eids"]
+    }
     report.articles = sum(r["n_articles"] or 0 for r in version_rows if r["stage"] == PARSED)
     report.data_version = data_version(version_rows)
     return report
@@ -251,8 +276,10 @@ def _stored_content(con, old: dict) -> str:
     content_sha256)."""
     if old["content_sha256"]:
         return old["content_sha256"]
-    rows = con.execute("SELECT e_id, occurrence, article_number, heading, text FROM ch_act_article "
-                       "WHERE version_id = ?", [old["version_id"]]).fetchall()
+    rows = con.execute(
+        "SELECT e_id, occurrence, article_number, heading, text FROM ch_act_article WHERE version_id = ?",
+        [old["version_id"]],
+    ).fetchall()
     return content_digest(rows, old["title"], old["short_form"])
 
 
@@ -265,20 +292,38 @@ def _replace_articles(con, batch: dict[str, list]) -> None:
 
 
 # What a row keeps of its last good parse: everything read from that file.
-_FROM_FILE = ("sha256", "parser_version", "n_articles", "title", "short_form", "n_repeated_eids", "generator",
-              "content_sha256", "reissued_from", "revision")
+_FROM_FILE = (
+    "sha256",
+    "parser_version",
+    "n_articles",
+    "title",
+    "short_form",
+    "n_repeated_eids",
+    "generator",
+    "content_sha256",
+    "reissued_from",
+    "revision",
+)
 
 
 def _keep(row: dict, last_good: dict) -> None:
     row.update({name: last_good[name] for name in _FROM_FILE})
 
 
-def _fail(report: IngestReport, row: dict, act: CatalogAct, edition: CatalogEdition, stage: str, error: str,
-          last_good: dict | None) -> None:
+def _fail(
+    report: IngestReport,
+    row: dict,
+    act: CatalogAct,
+    edition: CatalogEdition,
+    stage: str,
+    error: str,
+    last_good: dict | None,
+) -> None:
     """Record an edition's failure. One parsed before keeps its last good parse (row and articles), with
     the failure beside it; one never parsed is stored at the failing stage (B10)."""
-    failure = EditionFailure(act.eli, act.sr_number, edition.consolidation, edition.lang, stage, error,
-                             edition.file_url)
+    failure = EditionFailure(
+        act.eli, act.sr_number, edition.consolidation, edition.lang, stage, error, edition.file_url
+    )
     if last_good is not None:
         _keep(row, last_good)
         # file_url stays the parsed file's: the failed one is named beside it.
@@ -302,7 +347,9 @@ def last_good_editions(store: Store, lang: str | None = None) -> pl.DataFrame:
         "SELECT c.sr_number, v.eli, v.lang, v.failed_stage, v.failed_url, v.failed_error, v.sha256 "
         "FROM ch_act_version v JOIN ch_act c USING (act_id) "
         "WHERE v.stage = 'parsed' AND v.failed_stage IS NOT NULL AND (? IS NULL OR v.lang = ?) "
-        "ORDER BY v.lang, c.sr_number, v.date_applicability", [lang, lang])
+        "ORDER BY v.lang, c.sr_number, v.date_applicability",
+        [lang, lang],
+    )
 
 
 def _latest_names(version_rows: list[dict], catalog: Catalog) -> dict[str, tuple[str | None, str | None]]:
@@ -342,9 +389,11 @@ def _upsert_acts(con, rows: list[dict], lang: str) -> None:
     cols = ", ".join(columns)
     with registered(con, "_acts", pl.DataFrame(rows, schema={c: ACT_SCHEMA[c] for c in columns}, orient="row")):
         # Only the rows that differ: an upsert of every act rewrote the whole table at each checkpoint.
-        con.execute(f"INSERT INTO ch_act ({cols}) SELECT {cols} FROM "
-                    f"(SELECT {cols} FROM _acts EXCEPT SELECT {cols} FROM ch_act) "
-                    f"ON CONFLICT (act_id) DO UPDATE SET {updates}")
+        con.execute(
+            f"INSERT INTO ch_act ({cols}) SELECT {cols} FROM "
+            f"(SELECT {cols} FROM _acts EXCEPT SELECT {cols} FROM ch_act) "
+            f"ON CONFLICT (act_id) DO UPDATE SET {updates}"
+        )
 
 
 def _act_rows(
@@ -381,22 +430,53 @@ def _act_rows(
 
 
 ACT_SCHEMA = {
-    "act_id": pl.Int64, "sr_number": pl.String, "eli": pl.String, "jurisdiction": pl.String,
-    "abbreviation": pl.String, "enforcement_status": pl.Int32, "date_entry_in_force": pl.Date,
-    "date_no_longer_in_force": pl.Date, "title_de": pl.String, "title_fr": pl.String, "title_it": pl.String,
-    "title_en": pl.String, "title_rm": pl.String,
+    "act_id": pl.Int64,
+    "sr_number": pl.String,
+    "eli": pl.String,
+    "jurisdiction": pl.String,
+    "abbreviation": pl.String,
+    "enforcement_status": pl.Int32,
+    "date_entry_in_force": pl.Date,
+    "date_no_longer_in_force": pl.Date,
+    "title_de": pl.String,
+    "title_fr": pl.String,
+    "title_it": pl.String,
+    "title_en": pl.String,
+    "title_rm": pl.String,
 }
 ALIAS_SCHEMA = {"lang": pl.String, "sr_number": pl.String, "abbr": pl.String, "source": pl.String, "act_id": pl.Int64}
 VERSION_SCHEMA = {
-    "version_id": pl.Int64, "act_id": pl.Int64, "lang": pl.String, "date_applicability": pl.Date,
-    "date_end_applicability": pl.Date, "eli": pl.String, "source": pl.String, "stage": pl.String,
-    "error": pl.String, "file_url": pl.String, "sha256": pl.String, "parser_version": pl.String,
-    "n_articles": pl.Int32, "title": pl.String, "short_form": pl.String, "n_repeated_eids": pl.Int32,
-    "generator": pl.String, "content_sha256": pl.String, "reissued_from": pl.String, "revision": pl.String,
-    "failed_stage": pl.String, "failed_error": pl.String, "failed_url": pl.String,
+    "version_id": pl.Int64,
+    "act_id": pl.Int64,
+    "lang": pl.String,
+    "date_applicability": pl.Date,
+    "date_end_applicability": pl.Date,
+    "eli": pl.String,
+    "source": pl.String,
+    "stage": pl.String,
+    "error": pl.String,
+    "file_url": pl.String,
+    "sha256": pl.String,
+    "parser_version": pl.String,
+    "n_articles": pl.Int32,
+    "title": pl.String,
+    "short_form": pl.String,
+    "n_repeated_eids": pl.Int32,
+    "generator": pl.String,
+    "content_sha256": pl.String,
+    "reissued_from": pl.String,
+    "revision": pl.String,
+    "failed_stage": pl.String,
+    "failed_error": pl.String,
+    "failed_url": pl.String,
 }
 ARTICLE_SCHEMA = {
-    "version_id": pl.Int64, "e_id": pl.String, "occurrence": pl.Int32, "article_number": pl.String, "heading": pl.String, "text": pl.String,
+    "version_id": pl.Int64,
+    "e_id": pl.String,
+    "occurrence": pl.Int32,
+    "article_number": pl.String,
+    "heading": pl.String,
+    "text": pl.String,
 }
 
 
@@ -404,9 +484,7 @@ def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
 
-def ingest_language(
-    store: Store, catalog: Catalog, lang: str, cache_dir: Path, **download_options
-) -> IngestReport:
+def ingest_language(store: Store, catalog: Catalog, lang: str, cache_dir: Path, **download_options) -> IngestReport:
     """Fetch (or find in the cache) every edition of `lang`, then store them: the whole first slice in one call."""
     from chpit_assets.fedlex.download import download_editions
 

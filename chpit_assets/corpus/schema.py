@@ -142,9 +142,14 @@ def migrate_article_key(con: duckdb.DuckDBPyConnection) -> list[str]:
     Returns the tables rebuilt."""
     rebuilt = []
     for table in _KEYED_BY_OCCURRENCE:
-        columns = [r[0] for r in con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
-            "ORDER BY ordinal_position", [table]).fetchall()]
+        columns = [
+            r[0]
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main' "
+                "ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+        ]
         if not columns or "occurrence" in columns:
             continue
         con.execute(f"ALTER TABLE {table} RENAME TO {table}_before_occurrence")
@@ -152,9 +157,13 @@ def migrate_article_key(con: duckdb.DuckDBPyConnection) -> list[str]:
     if rebuilt:
         con.execute(DDL)
         for table in rebuilt:
-            cols = ", ".join(r[0] for r in con.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main'",
-                [f"{table}_before_occurrence"]).fetchall())
+            cols = ", ".join(
+                r[0]
+                for r in con.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main'",
+                    [f"{table}_before_occurrence"],
+                ).fetchall()
+            )
             con.execute(f"INSERT INTO {table} ({cols}, occurrence) SELECT {cols}, 1 FROM {table}_before_occurrence")
             con.execute(f"DROP TABLE {table}_before_occurrence")
     return rebuilt

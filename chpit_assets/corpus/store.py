@@ -165,8 +165,9 @@ def replace_rows(con: duckdb.DuckDBPyConnection, writes: list[tuple[str, str, li
         insert(con, table, frame)
 
 
-def sync_rows(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], where: str, params: list,
-              frame: pl.DataFrame) -> None:
+def sync_rows(
+    con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], where: str, params: list, frame: pl.DataFrame
+) -> None:
     """Make the rows of `table` matching `where` exactly the rows of `frame` (every column of the
     table, unique by `key`), deleting and inserting only the rows that differ.
 
@@ -177,8 +178,10 @@ def sync_rows(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str], wh
     repeated = frame.filter(frame.select(key).is_duplicated())
     if repeated.height:
         # Delete-and-insert would fail on the key; the set difference below would quietly keep one.
-        raise StoreError(f"write to {table} refused, nothing changed: {repeated.height} rows repeat a key "
-                         f"({keys}), e.g. {repeated.select(key).row(0)}")
+        raise StoreError(
+            f"write to {table} refused, nothing changed: {repeated.height} rows repeat a key "
+            f"({keys}), e.g. {repeated.select(key).row(0)}"
+        )
     with registered(con, "_incoming", frame):
         con.execute(
             f"DELETE FROM {table} WHERE {where} AND ({keys}) IN (SELECT {keys} FROM "
@@ -219,6 +222,8 @@ def article_texts(con: duckdb.DuckDBPyConnection, keys: Iterable[tuple[int, str]
     if not wanted.height:
         return {}
     with registered(con, "_wanted", wanted):
-        rows = con.execute("SELECT a.version_id, a.e_id, a.text FROM ch_act_article a "
-                           "JOIN _wanted w USING (version_id, e_id) WHERE a.occurrence = 1").fetchall()
+        rows = con.execute(
+            "SELECT a.version_id, a.e_id, a.text FROM ch_act_article a "
+            "JOIN _wanted w USING (version_id, e_id) WHERE a.occurrence = 1"
+        ).fetchall()
     return {(version_id, e_id): text for version_id, e_id, text in rows}

@@ -26,6 +26,8 @@ def register_langs(instance: dg.DagsterInstance, langs: Iterable[str]) -> None:
     unknown = sorted(langs - set(LANGS))
     if unknown:
         raise ValueError(f"unknown language(s) {unknown}; Fedlex publishes in {', '.join(LANGS)}")
-    missing = [lang for lang in LANGS if lang in langs and not instance.has_dynamic_partition(lang_partitions.name, lang)]
+    missing = [
+        lang for lang in LANGS if lang in langs and not instance.has_dynamic_partition(lang_partitions.name, lang)
+    ]
     if missing:
         instance.add_dynamic_partitions(lang_partitions.name, missing)

@@ -111,9 +111,9 @@ class FedlexSource(dg.ConfigurableResource):
     """Where the catalog and files come from: the shipped sample (default, offline) or live Fedlex."""
 
     mode: Literal["sample", "live"] = "sample"
-    sample_dir: str = ""                # empty = $CHPIT_SAMPLE_DIR, else the project's data/fedlex-sample
+    sample_dir: str = ""  # empty = $CHPIT_SAMPLE_DIR, else the project's data/fedlex-sample
     sparql_url: str = ENDPOINT
-    sr_numbers: list[str] = []          # live only: restrict to these SR numbers (empty = all)
+    sr_numbers: list[str] = []  # live only: restrict to these SR numbers (empty = all)
     download_concurrency: int = 4
 
     @property

@@ -32,9 +32,9 @@ class ActTitle:
 
 @dataclass(frozen=True)
 class CatalogAct:
-    eli: str                     # ConsolidationAbstract, e.g. https://fedlex.data.admin.ch/eli/cc/2022/491
-    sr_number: str               # e.g. "235.1"
-    in_force_status: int         # 0 = in force
+    eli: str  # ConsolidationAbstract, e.g. https://fedlex.data.admin.ch/eli/cc/2022/491
+    sr_number: str  # e.g. "235.1"
+    in_force_status: int  # 0 = in force
     date_entry_in_force: date | None
     date_no_longer_in_force: date | None
     titles: dict[str, ActTitle] = field(default_factory=dict, hash=False, compare=True)
@@ -43,12 +43,12 @@ class CatalogAct:
 @dataclass(frozen=True)
 class CatalogEdition:
     act_eli: str
-    consolidation: str           # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491/20250401
+    consolidation: str  # e.g. https://fedlex.data.admin.ch/eli/cc/2022/491/20250401
     lang: str
     date_applicability: date
-    date_end_applicability: date | None   # inclusive last day; None = current
-    file_url: str | None         # None = Fedlex lists no XML file ("no file"; never invented)
-    sha256: str | None = None    # expected digest when the source knows it (the sample does)
+    date_end_applicability: date | None  # inclusive last day; None = current
+    file_url: str | None  # None = Fedlex lists no XML file ("no file"; never invented)
+    sha256: str | None = None  # expected digest when the source knows it (the sample does)
 
 
 @dataclass(frozen=True)

@@ -62,21 +62,21 @@ def eli_key(eli: str) -> str:
 
 @dataclass(frozen=True)
 class ActState:
-    digest: str     # 12 hex: the act's and its editions' catalog fields in one language
-    latest: str     # yyyymmdd of its latest edition's date_applicability
+    digest: str  # 12 hex: the act's and its editions' catalog fields in one language
+    latest: str  # yyyymmdd of its latest edition's date_applicability
 
 
 @dataclass(frozen=True)
 class ActChange:
     lang: str
-    act: str                          # eli_key of the act
+    act: str  # eli_key of the act
     kind: ChangeKind
-    new_editions: tuple[str, ...]     # eli_keys of editions after the remembered latest day (all, for a new act)
+    new_editions: tuple[str, ...]  # eli_keys of editions after the remembered latest day (all, for a new act)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    langs: Mapping[str, Mapping[str, ActState]]    # lang -> act key -> state
+    langs: Mapping[str, Mapping[str, ActState]]  # lang -> act key -> state
 
     @classmethod
     def of(cls, catalogs: Mapping[str, Catalog]) -> "Snapshot":
@@ -199,15 +199,19 @@ def _act_states(catalog: Catalog, lang: str) -> dict[str, ActState]:
 def _act_line(act: CatalogAct) -> str:
     # Titles in every language: the per-language build writes all of them into ch_act.
     titles = ";".join(f"{lang}={t.title}/{t.title_short}" for lang, t in sorted(act.titles.items()))
-    return (f"{act.eli}|{act.sr_number}|{act.in_force_status}|{act.date_entry_in_force}|"
-            f"{act.date_no_longer_in_force}|{titles}")
+    return (
+        f"{act.eli}|{act.sr_number}|{act.in_force_status}|{act.date_entry_in_force}|"
+        f"{act.date_no_longer_in_force}|{titles}"
+    )
 
 
 def _edition_days(catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
     """act key -> [(yyyymmdd, edition key)] sorted by day."""
     out: dict[str, list[tuple[str, str]]] = {}
     for e in catalog.editions:
-        out.setdefault(eli_key(e.act_eli), []).append((e.date_applicability.strftime("%Y%m%d"), eli_key(e.consolidation)))
+        out.setdefault(eli_key(e.act_eli), []).append(
+            (e.date_applicability.strftime("%Y%m%d"), eli_key(e.consolidation))
+        )
     return {act: sorted(days) for act, days in out.items()}
 
 

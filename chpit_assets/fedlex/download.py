@@ -64,10 +64,10 @@ ACCEPTED: frozenset[str] = frozenset({"downloaded", "cached"})
 @dataclass(frozen=True)
 class DownloadResult:
     edition: CatalogEdition
-    file: str | None             # the cached file, when accepted
-    sha256: str | None           # its digest, when accepted
-    stage: Stage                 # downloaded | cached (accepted), no_file, or the failing stage
-    error: str | None = None     # names act, edition, language and url
+    file: str | None  # the cached file, when accepted
+    sha256: str | None  # its digest, when accepted
+    stage: Stage  # downloaded | cached (accepted), no_file, or the failing stage
+    error: str | None = None  # names act, edition, language and url
 
     @property
     def ok(self) -> bool:
@@ -100,7 +100,7 @@ class EditionCache:
     """The content-addressed store and its URL index (layout in the module doc)."""
 
     TEMP_STALE_AFTER = 3600.0  # a temp file older than this belongs to a run that died
-    BATCH = 256                # index rows per transaction; an interrupted run refetches at most these
+    BATCH = 256  # index rows per transaction; an interrupted run refetches at most these
 
     def __init__(self, root: Path):
         self.root = Path(root)
@@ -126,8 +126,10 @@ class EditionCache:
             con.execute("PRAGMA journal_mode=WAL")
             # WAL with NORMAL never corrupts; a row lost to a power cut only means one more fetch.
             con.execute("PRAGMA synchronous=NORMAL")
-            con.execute("CREATE TABLE IF NOT EXISTS entry (url TEXT PRIMARY KEY, sha256 TEXT NOT NULL, "
-                        "consolidation TEXT NOT NULL, lang TEXT NOT NULL)")
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS entry (url TEXT PRIMARY KEY, sha256 TEXT NOT NULL, "
+                "consolidation TEXT NOT NULL, lang TEXT NOT NULL)"
+            )
             if new:
                 self._import_json_index(con)
             yield con
@@ -156,8 +158,11 @@ class EditionCache:
             query += f" WHERE lang IN ({', '.join('?' * len(params))})"
         with self._connect() as con:
             rows = con.execute(query, params).fetchall()
-        return {url: IndexEntry(url, sha, cons, lang) for url, sha, cons, lang in rows
-                if url in wanted and os.path.isfile(self.content_file(sha))}
+        return {
+            url: IndexEntry(url, sha, cons, lang)
+            for url, sha, cons, lang in rows
+            if url in wanted and os.path.isfile(self.content_file(sha))
+        }
 
     def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
         """Store an accepted file, then its index row. Rows are written in batches (`flush`): a
@@ -183,8 +188,12 @@ class EditionCache:
     def temp_files(self) -> list[Path]:
         # os.walk, not Path.rglob: this runs on every fetch with something to download, over
         # one folder per hash prefix, and rglob took twice as long.
-        return sorted(Path(folder, name) for folder, _, names in os.walk(self._root)
-                      for name in names if name.startswith(".") and name.endswith(".tmp"))
+        return sorted(
+            Path(folder, name)
+            for folder, _, names in os.walk(self._root)
+            for name in names
+            if name.startswith(".") and name.endswith(".tmp")
+        )
 
     def sweep_stale_temp(self) -> None:
         # Only old ones: a young temp file may be another process writing right now.
@@ -222,8 +231,9 @@ class EditionDownloader(FedlexHttpUser):
         todo = list(catalog.editions if editions is None else editions)
         # Cache hits and "no file" are answered here, from one index query; only real fetches go to
         # the worker threads.
-        cached = self.cache.lookup_many((e.file_url for e in todo if e.file_url is not None and e.act_eli in acts),
-                                        langs={e.lang for e in todo})
+        cached = self.cache.lookup_many(
+            (e.file_url for e in todo if e.file_url is not None and e.act_eli in acts), langs={e.lang for e in todo}
+        )
         results: list[DownloadResult | None] = [self._known(e, cached.get(e.file_url)) for e in todo]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:
@@ -270,7 +280,9 @@ class EditionDownloader(FedlexHttpUser):
         where = f"act {edition.act_eli} (SR {sr}) edition {edition.consolidation} [{edition.lang}] {url}"
         try:
             if act is None:
-                raise _Rejected("validate", f"{where}: the act is not in the catalog, nothing to check the file against")
+                raise _Rejected(
+                    "validate", f"{where}: the act is not in the catalog, nothing to check the file against"
+                )
             data = self._fetch(url, where)
             sha256 = hashlib.sha256(data).hexdigest()
             self._validate(data, sha256, edition, act, where)
@@ -306,8 +318,11 @@ class EditionDownloader(FedlexHttpUser):
         try:
             identity = read_identity(parse_xml(data, where), where)
             check_identity(
-                identity, sr_number=act.sr_number, date_applicability=edition.date_applicability,
-                lang=edition.lang, where=where,
+                identity,
+                sr_number=act.sr_number,
+                date_applicability=edition.date_applicability,
+                lang=edition.lang,
+                where=where,
             )
         except AknError as exc:
             raise _Rejected("validate", str(exc)) from exc

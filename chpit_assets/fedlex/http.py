@@ -38,11 +38,11 @@ class FedlexHttpError(RuntimeError):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    attempts: int = 5                 # total tries, not retries: 1 means "no retry"
-    base_delay: float = 1.0           # first backoff; doubles each try
-    max_delay: float = 60.0           # cap of our own backoff
-    max_retry_after: float = 300.0    # a server asking for a longer pause than this is not waited for
-    jitter: float = 0.1               # +-fraction, so parallel workers do not retry in lockstep
+    attempts: int = 5  # total tries, not retries: 1 means "no retry"
+    base_delay: float = 1.0  # first backoff; doubles each try
+    max_delay: float = 60.0  # cap of our own backoff
+    max_retry_after: float = 300.0  # a server asking for a longer pause than this is not waited for
+    jitter: float = 0.1  # +-fraction, so parallel workers do not retry in lockstep
     retry_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
 
     def __post_init__(self) -> None:
@@ -125,7 +125,9 @@ def request_with_retry(
         if on_retry is not None:
             on_retry(attempt, last)
         sleep(delay)
-    raise FedlexHttpError(f"gave up after {policy.attempts} tries; last: {last}", url=url, purpose=purpose, status=last_status)
+    raise FedlexHttpError(
+        f"gave up after {policy.attempts} tries; last: {last}", url=url, purpose=purpose, status=last_status
+    )
 
 
 def new_client(timeout: float) -> httpx.Client:

@@ -87,7 +87,9 @@ _PREFIXES = (
     "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
 )
 
-ACTS_QUERY = _PREFIXES + """SELECT DISTINCT ?act ?sr ?status ?entry ?noLonger WHERE {{
+ACTS_QUERY = (
+    _PREFIXES
+    + """SELECT DISTINCT ?act ?sr ?status ?entry ?noLonger WHERE {{
   {values}
   ?act a jolux:ConsolidationAbstract ;
        jolux:classifiedByTaxonomyEntry/skos:notation ?sr .
@@ -98,9 +100,13 @@ ACTS_QUERY = _PREFIXES + """SELECT DISTINCT ?act ?sr ?status ?entry ?noLonger WH
   {after}
 }}
 ORDER BY STR(?act)
-LIMIT {limit}""" % SR_NOTATION_TYPE
+LIMIT {limit}"""
+    % SR_NOTATION_TYPE
+)
 
-TITLES_QUERY = _PREFIXES + """SELECT DISTINCT ?act ?expr ?lang ?title ?short WHERE {{
+TITLES_QUERY = (
+    _PREFIXES
+    + """SELECT DISTINCT ?act ?expr ?lang ?title ?short WHERE {{
   {values}
   ?act jolux:isRealizedBy ?expr .
   ?expr jolux:language ?lang .
@@ -110,10 +116,13 @@ TITLES_QUERY = _PREFIXES + """SELECT DISTINCT ?act ?expr ?lang ?title ?short WHE
 }}
 ORDER BY STR(?expr)
 LIMIT {limit}"""
+)
 
 # Language and manifestation hang off the same ?expr: binding them separately
 # would pair a German expression with the French file.
-EDITIONS_QUERY = _PREFIXES + """SELECT DISTINCT ?act ?cons ?expr ?date ?end ?lang ?file ?private WHERE {{
+EDITIONS_QUERY = (
+    _PREFIXES
+    + """SELECT DISTINCT ?act ?cons ?expr ?date ?end ?lang ?file ?private WHERE {{
   {values}
   ?cons jolux:isMemberOf ?act ;
         jolux:dateApplicability ?date ;
@@ -129,7 +138,9 @@ EDITIONS_QUERY = _PREFIXES + """SELECT DISTINCT ?act ?cons ?expr ?date ?end ?lan
   {after}
 }}
 ORDER BY STR(?expr)
-LIMIT {limit}""" % XML_USER_FORMAT
+LIMIT {limit}"""
+    % XML_USER_FORMAT
+)
 
 
 class FedlexFirewallError(FedlexHttpError):
@@ -146,7 +157,7 @@ class FedlexResponseError(FedlexHttpError):
 
 class Term(NamedTuple):
     value: str
-    kind: str                  # "uri", "literal", "bnode"
+    kind: str  # "uri", "literal", "bnode"
     datatype: str | None = None
 
 
@@ -157,9 +168,9 @@ Row = dict[str, Term]
 class FetchReport:
     """What one catalog fetch cost and what it had to paper over. Counted client-side."""
 
-    queries: int = 0                  # HTTP requests that returned a result (pages)
-    rows_received: int = 0            # bindings as served, duplicates included
-    rows_kept: int = 0                # after client-side de-duplication
+    queries: int = 0  # HTTP requests that returned a result (pages)
+    rows_received: int = 0  # bindings as served, duplicates included
+    rows_kept: int = 0  # after client-side de-duplication
     retries: int = 0
     firewall_splits: int = 0
     private_urls_mapped: int = 0
@@ -221,7 +232,9 @@ class FedlexSparqlClient(FedlexHttpUser):
             if response.status_code in (400, 403) and _is_html(response):
                 raise FedlexFirewallError(
                     f"refused by the web firewall (HTML page): {detail}",
-                    url=self.endpoint, purpose=purpose, status=response.status_code,
+                    url=self.endpoint,
+                    purpose=purpose,
+                    status=response.status_code,
                 )
             error = FedlexQueryError if 400 <= response.status_code < 500 else FedlexHttpError
             raise error(detail, url=self.endpoint, purpose=purpose, status=response.status_code)
@@ -231,7 +244,9 @@ class FedlexSparqlClient(FedlexHttpUser):
         except (ValueError, KeyError, TypeError) as exc:
             raise FedlexResponseError(
                 f"not a SPARQL JSON result ({type(exc).__name__}: {exc}): {_body_excerpt(response)}",
-                url=self.endpoint, purpose=purpose, status=200,
+                url=self.endpoint,
+                purpose=purpose,
+                status=200,
             ) from exc
         self.report.queries += 1
         self.report.rows_received += len(rows)
@@ -261,7 +276,9 @@ class FedlexSparqlClient(FedlexHttpUser):
                 # A full page that never gets past its start key: one key has more rows than a page.
                 raise FedlexResponseError(
                     f"key paging is stuck at {start!r}: more than {self.page_size} rows for one ?{key}",
-                    url=self.endpoint, purpose=page_purpose, status=200,
+                    url=self.endpoint,
+                    purpose=page_purpose,
+                    status=200,
                 )
             start = last
 
@@ -282,7 +299,9 @@ class FedlexSparqlClient(FedlexHttpUser):
                     raise
                 self.report.firewall_splits += 1
                 half = len(batch) // 2
-                self.report.warn(f"{what}: blocked by the web firewall; retrying as two batches of {half} and {len(batch) - half}")
+                self.report.warn(
+                    f"{what}: blocked by the web firewall; retrying as two batches of {half} and {len(batch) - half}"
+                )
                 pending[:0] = [batch[:half], batch[half:]]
         self.report.rows_kept += len(out)
         return out
@@ -317,9 +336,7 @@ class FedlexSparqlClient(FedlexHttpUser):
         editions = self._editions(self._batched(EDITIONS_QUERY, "expr", "act", act_terms, "act editions", lang_values))
         lang_order = {l: i for i, l in enumerate(LANGS)}
         return Catalog(
-            acts=tuple(
-                CatalogAct(**fields, titles=titles.get(eli, {})) for eli, fields in sorted(acts.items())
-            ),
+            acts=tuple(CatalogAct(**fields, titles=titles.get(eli, {})) for eli, fields in sorted(acts.items())),
             editions=tuple(
                 sorted(editions, key=lambda e: (e.act_eli, e.date_applicability, lang_order[e.lang], e.consolidation))
             ),
@@ -360,8 +377,11 @@ class FedlexSparqlClient(FedlexHttpUser):
                 continue
             fields = by_act[eli]
             fields["sr_number"].add(sr.value.strip())
-            for var, name in (("status", "in_force_status"), ("entry", "date_entry_in_force"),
-                              ("noLonger", "date_no_longer_in_force")):
+            for var, name in (
+                ("status", "in_force_status"),
+                ("entry", "date_entry_in_force"),
+                ("noLonger", "date_no_longer_in_force"),
+            ):
                 if var in row:
                     fields[name].add(row[var].value)
         acts: dict[str, dict] = {}
@@ -376,8 +396,13 @@ class FedlexSparqlClient(FedlexHttpUser):
                     eli=eli,
                     sr_number=self._one(fields["sr_number"], f"{eli} SR number"),
                     in_force_status=status,
-                    date_entry_in_force=_date(self._one(fields["date_entry_in_force"], f"{eli} dateEntryInForce"), f"{eli} dateEntryInForce"),
-                    date_no_longer_in_force=_date(self._one(fields["date_no_longer_in_force"], f"{eli} dateNoLongerInForce"), f"{eli} dateNoLongerInForce"),
+                    date_entry_in_force=_date(
+                        self._one(fields["date_entry_in_force"], f"{eli} dateEntryInForce"), f"{eli} dateEntryInForce"
+                    ),
+                    date_no_longer_in_force=_date(
+                        self._one(fields["date_no_longer_in_force"], f"{eli} dateNoLongerInForce"),
+                        f"{eli} dateNoLongerInForce",
+                    ),
                 )
             except CatalogError as exc:
                 self.report.warn(f"{eli}: dropped, {exc}")

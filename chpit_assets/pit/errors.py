@@ -16,7 +16,7 @@ from dataclasses import fields, is_dataclass
 from datetime import date
 from typing import Any, ClassVar
 
-CLIP = 60   # characters of a caller-supplied value quoted in a message
+CLIP = 60  # characters of a caller-supplied value quoted in a message
 
 
 def clip(value: Any, limit: int = CLIP) -> str:
@@ -68,7 +68,7 @@ class UnknownLanguage(InvalidArgument):
 class ToolMiss(PitError):
     """A well-formed call with no answer in the store: returned by `call_tool` as a dict."""
 
-    published: ClassVar[str]    # the published `error` value (PROTOCOL §5)
+    published: ClassVar[str]  # the published `error` value (PROTOCOL §5)
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": self.published, "code": self.code, "message": self.message, **jsonable(self.context)}

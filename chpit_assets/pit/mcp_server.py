@@ -45,8 +45,8 @@ INSTRUCTIONS = (
     "ch_get_act_history lists every edition and the per-article changes. Results name the act and the "
     "edition (validity dates) they come from."
 )
-LOG_ARGUMENTS = 200    # characters of a call's arguments in its log line
-LOG_LINE = 1000        # characters of any log line, the SDK's included
+LOG_ARGUMENTS = 200  # characters of a call's arguments in its log line
+LOG_LINE = 1000  # characters of any log line, the SDK's included
 
 log = logging.getLogger("chpit.mcp")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -62,8 +62,10 @@ class PitServer(MCPServer):
         self.names = names  # the published three; with a search index, ch_search_articles too
 
     async def list_tools(self) -> list[Tool]:
-        return [Tool(name=name, description=DESCRIPTIONS[name], input_schema=PARAMETERS[name], annotations=_READ_ONLY)
-                for name in self.names]
+        return [
+            Tool(name=name, description=DESCRIPTIONS[name], input_schema=PARAMETERS[name], annotations=_READ_ONLY)
+            for name in self.names
+        ]
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         return PARAMETERS.get(name) if name in self.names else None
@@ -81,8 +83,11 @@ class PitServer(MCPServer):
             raise ToolError(f"{type(exc).__name__}: {exc.message}") from None
         miss = "error" in result
         log.info("tool %s %s; arguments %s", name, f"miss: {result['code']}" if miss else "ok", said)
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
-                              structured_content=result, is_error=miss)
+        return CallToolResult(
+            content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            structured_content=result,
+            is_error=miss,
+        )
 
 
 class _BoundedLines(logging.Filter):
@@ -106,10 +111,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--store", type=Path, default=Path("data/chpit.duckdb"), help="the DuckDB store")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback only)")
     parser.add_argument("--port", type=int, default=8765, help="HTTP port")
-    parser.add_argument("--search-dir", type=Path, default=None,
-                        help="the search_index folder (data/search): also serve ch_search_articles (issue 16)")
-    parser.add_argument("--today", type=date.fromisoformat, default=None,
-                        help="fix the date calls without as_of use (reproducible runs); default: today in Zurich")
+    parser.add_argument(
+        "--search-dir",
+        type=Path,
+        default=None,
+        help="the search_index folder (data/search): also serve ch_search_articles (issue 16)",
+    )
+    parser.add_argument(
+        "--today",
+        type=date.fromisoformat,
+        default=None,
+        help="fix the date calls without as_of use (reproducible runs); default: today in Zurich",
+    )
     args = parser.parse_args(argv)
     if not args.store.exists():
         # Opening a missing path would silently create an empty store and answer "unknown act" forever.
@@ -120,8 +133,9 @@ def main(argv: list[str] | None = None) -> None:
     handler.addFilter(_BoundedLines())
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
-    server = build_server(PitTools(Store(args.store), today=args.today, search_dir=args.search_dir),
-                          search=args.search_dir is not None)
+    server = build_server(
+        PitTools(Store(args.store), today=args.today, search_dir=args.search_dir), search=args.search_dir is not None
+    )
     if args.transport == "stdio":
         server.run("stdio")
     else:

@@ -24,14 +24,14 @@ from .errors import InvalidArgument, UnknownTool, clip
 # quinquies"); twice that leaves room for a prefix like "SR " or "Art. ".
 MAX_SR = 32
 MAX_ARTICLE = 32
-MAX_DATE = 10               # YYYY-MM-DD exactly
-MAX_CHARS = 200_000         # published: "Maximum characters returned (up to 200000)"
-MAX_OFFSET = 100_000_000    # far beyond the largest act (SR 220 is ~2 MB of XML)
+MAX_DATE = 10  # YYYY-MM-DD exactly
+MAX_CHARS = 200_000  # published: "Maximum characters returned (up to 200000)"
+MAX_OFFSET = 100_000_000  # far beyond the largest act (SR 220 is ~2 MB of XML)
 MAX_REASONS = 5
 MAX_QUERY = 2000
 MAX_LIMIT = 50
 
-PublishedLang = Literal["de", "fr", "it"]   # served to models; the Python API also takes en/rm
+PublishedLang = Literal["de", "fr", "it"]  # served to models; the Python API also takes en/rm
 
 _SR = Field(description="SR number of the act, e.g. '220'", min_length=1, max_length=MAX_SR)
 
@@ -44,7 +44,7 @@ class _Args(BaseModel):
     @field_validator("offset", "max_chars", mode="before", check_fields=False)
     @classmethod
     def _no_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool):      # JSON true is not a number, though Python says int
+        if isinstance(value, bool):  # JSON true is not a number, though Python says int
             raise ValueError("must be a number, not a boolean")
         return value
 
@@ -53,14 +53,16 @@ class ArticleArgs(_Args):
     sr_number: str = _SR
     article: str = Field(description="Article number, e.g. '336' or '336a'", min_length=1, max_length=MAX_ARTICLE)
     lang: PublishedLang = Field("de", description="Language of the edition")
-    as_of: str | None = Field(None, description="Date (YYYY-MM-DD) the edition must be in force on; default: today",
-                              max_length=MAX_DATE)
+    as_of: str | None = Field(
+        None, description="Date (YYYY-MM-DD) the edition must be in force on; default: today", max_length=MAX_DATE
+    )
 
 
 class HistoryArgs(_Args):
     sr_number: str = _SR
-    article: str | None = Field(None, description="Article number to filter the change list to, e.g. '336a'",
-                                max_length=MAX_ARTICLE)
+    article: str | None = Field(
+        None, description="Article number to filter the change list to, e.g. '336a'", max_length=MAX_ARTICLE
+    )
     lang: PublishedLang = Field("de", description="Language of the editions")
 
 
@@ -68,23 +70,36 @@ class TextArgs(_Args):
     sr_number: str = _SR
     as_of: str = Field(description="Date (YYYY-MM-DD) the edition must be in force on", max_length=MAX_DATE)
     lang: PublishedLang = Field("de", description="Preferred language of the edition")
-    offset: int = Field(0, description="Character offset for paging", ge=0, le=MAX_OFFSET,
-                        json_schema_extra={"type": "number"})
-    max_chars: int = Field(50000, description="Maximum characters returned (up to 200000)", ge=1, le=MAX_CHARS,
-                           json_schema_extra={"type": "number"})
+    offset: int = Field(
+        0, description="Character offset for paging", ge=0, le=MAX_OFFSET, json_schema_extra={"type": "number"}
+    )
+    max_chars: int = Field(
+        50000,
+        description="Maximum characters returned (up to 200000)",
+        ge=1,
+        le=MAX_CHARS,
+        json_schema_extra={"type": "number"},
+    )
 
 
 class SearchArgs(_Args):
     """`ch_search_articles` (issue 16): not a published tool; offered only in the search tool set."""
 
-    query: str = Field(description="Words, a quoted phrase or a citation such as 'Art. 24 DSG'", min_length=1,
-                       max_length=MAX_QUERY)
+    query: str = Field(
+        description="Words, a quoted phrase or a citation such as 'Art. 24 DSG'", min_length=1, max_length=MAX_QUERY
+    )
     lang: PublishedLang = Field("de", description="Language of the editions")
-    as_of: str | None = Field(None, description="Date (YYYY-MM-DD) the editions must be in force on; default: today",
-                              max_length=MAX_DATE)
+    as_of: str | None = Field(
+        None, description="Date (YYYY-MM-DD) the editions must be in force on; default: today", max_length=MAX_DATE
+    )
     sr_number: str | None = Field(None, description="Restrict to one act, e.g. '220'", max_length=MAX_SR)
-    limit: int = Field(10, description=f"Maximum number of articles returned (1 to {MAX_LIMIT})", ge=1,
-                       le=MAX_LIMIT, json_schema_extra={"type": "number"})
+    limit: int = Field(
+        10,
+        description=f"Maximum number of articles returned (1 to {MAX_LIMIT})",
+        ge=1,
+        le=MAX_LIMIT,
+        json_schema_extra={"type": "number"},
+    )
 
 
 DESCRIPTIONS = {
@@ -93,20 +108,25 @@ DESCRIPTIONS = {
         "validity interval covers as_of; without as_of, the edition in force today. Response: {sr_number, "
         "abbreviation, title, lang, as_of, version{version_id, date_applicability, date_end_applicability, "
         "eli_consolidation_uri}, article{e_id, article_number, marginal_note, text}} or {error: "
-        "'no_edition_for_date' | 'article_not_found'}."),
+        "'no_edition_for_date' | 'article_not_found'}."
+    ),
     "ch_get_act_history": (
         "Edition history of a Swiss federal act: every consolidated edition with its validity interval, and the "
-        "per-article changes between consecutive editions (optionally filtered to one article)."),
+        "per-article changes between consecutive editions (optionally filtered to one article)."
+    ),
     "ch_get_act_text": "Full text of a Swiss federal act in the edition in force on a date, paged by character offset.",
     "ch_search_articles": (
         "Search the articles of Swiss federal acts (Fedlex) in the editions in force on a date; without as_of, "
         "the editions in force today. Response: {query, lang, as_of, hits: [{sr_number, abbreviation, "
         "article_number, e_id, heading, version{version_id, date_applicability, date_end_applicability}, "
-        "snippet}]}, best first."),
+        "snippet}]}, best first."
+    ),
 }
 
 ARGUMENTS: dict[str, type[_Args]] = {
-    "ch_get_act_article": ArticleArgs, "ch_get_act_history": HistoryArgs, "ch_get_act_text": TextArgs,
+    "ch_get_act_article": ArticleArgs,
+    "ch_get_act_history": HistoryArgs,
+    "ch_get_act_text": TextArgs,
 }
 TOOL_NAMES: tuple[str, ...] = tuple(ARGUMENTS)
 # The search tool set adds this to the published three; TOOL_SPECS stays exactly the published protocol.
@@ -127,16 +147,22 @@ def _parameters(model: type[_Args]) -> dict[str, Any]:
         if "default" in prop and prop["default"] is None:
             del prop["default"]
         properties[name] = prop
-    return {"type": "object", "properties": properties, "required": schema.get("required", []),
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": schema.get("required", []),
+        "additionalProperties": False,
+    }
 
 
 PARAMETERS: dict[str, dict[str, Any]] = {name: _parameters(model) for name, model in _ALL_ARGUMENTS.items()}
 
 
 def _spec(name: str) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": DESCRIPTIONS[name],
-                                             "parameters": PARAMETERS[name]}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": DESCRIPTIONS[name], "parameters": PARAMETERS[name]},
+    }
 
 
 TOOL_SPECS: list[dict[str, Any]] = [_spec(name) for name in TOOL_NAMES]
@@ -161,8 +187,11 @@ def validate_arguments(name: str, arguments: dict[str, Any] | str | None) -> dic
     """The keyword arguments for `PitTools.<name>`, or a BadCall naming every problem. `arguments`
     may be the JSON text a model sent (empty = none)."""
     if name not in _ALL_ARGUMENTS:
-        raise UnknownTool(f"unknown tool {clip(name)}; tools are {', '.join(_ALL_ARGUMENTS)}", tool=clip(name),
-                          tools=list(_ALL_ARGUMENTS))
+        raise UnknownTool(
+            f"unknown tool {clip(name)}; tools are {', '.join(_ALL_ARGUMENTS)}",
+            tool=clip(name),
+            tools=list(_ALL_ARGUMENTS),
+        )
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
@@ -185,4 +214,6 @@ def validate_arguments(name: str, arguments: dict[str, Any] | str | None) -> dic
             reasons.append(f"and {len(errors) - MAX_REASONS} more problems")
         raise InvalidArgument(
             f"{name}: {'; '.join(reasons)} (parameters: {', '.join(PARAMETERS[name]['properties'])})",
-            tool=name, problems=reasons) from None
+            tool=name,
+            problems=reasons,
+        ) from None

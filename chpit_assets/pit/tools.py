@@ -70,10 +70,30 @@ from .keys import ARTICLE_KEY_SQL, article_key, sr_key
 from .schema import MAX_CHARS, TOOL_NAMES, TOOL_SPECS, validate_arguments
 
 __all__ = [
-    "TOOL_NAMES", "TOOL_SPECS", "ActRef", "ArticleChange", "ArticleResult", "BadCall", "Carrier",
-    "DateBeforeFirstEdition", "EditionRef", "HistoryResult", "InvalidArgument", "NoEditionInLanguage",
-    "NoEditionOnDate", "PitError", "PitTools", "TextResult", "ToolMiss", "UnknownAct", "UnknownArticle",
-    "UnknownLanguage", "UnknownTool", "article_key", "call_tool", "sr_key",
+    "TOOL_NAMES",
+    "TOOL_SPECS",
+    "ActRef",
+    "ArticleChange",
+    "ArticleResult",
+    "BadCall",
+    "Carrier",
+    "DateBeforeFirstEdition",
+    "EditionRef",
+    "HistoryResult",
+    "InvalidArgument",
+    "NoEditionInLanguage",
+    "NoEditionOnDate",
+    "PitError",
+    "PitTools",
+    "TextResult",
+    "ToolMiss",
+    "UnknownAct",
+    "UnknownArticle",
+    "UnknownLanguage",
+    "UnknownTool",
+    "article_key",
+    "call_tool",
+    "sr_key",
 ]
 
 SWISS_TZ = ZoneInfo("Europe/Zurich")
@@ -90,9 +110,9 @@ class ActRef:
     act_id: int
     sr_number: str
     eli: str
-    abbreviation: str | None      # in the requested language: de from ch_act, fr/it/... from ch_act_alias (B7)
-    title: str | None             # in the requested language
-    enforcement_status: int       # 0 = in force
+    abbreviation: str | None  # in the requested language: de from ch_act, fr/it/... from ch_act_alias (B7)
+    title: str | None  # in the requested language
+    enforcement_status: int  # 0 = in force
     other_act_ids: list[int] = field(default_factory=list)
 
     def header(self, lang: str) -> dict[str, Any]:
@@ -100,23 +120,31 @@ class ActRef:
         return {"sr_number": self.sr_number, "abbreviation": self.abbreviation, "title": self.title, "lang": lang}
 
     def extra(self) -> dict[str, Any]:
-        return {"act_id": self.act_id, "eli": self.eli, "enforcement_status": self.enforcement_status,
-                "other_act_ids": self.other_act_ids}
+        return {
+            "act_id": self.act_id,
+            "eli": self.eli,
+            "enforcement_status": self.enforcement_status,
+            "other_act_ids": self.other_act_ids,
+        }
 
 
 @dataclass(frozen=True)
 class EditionRef:
     version_id: int
     date_applicability: date
-    date_end_applicability: date | None   # inclusive last day; None = no end known (current)
-    eli: str                               # the consolidation's ELI
-    source: str                            # 'fedlex' (XML)
+    date_end_applicability: date | None  # inclusive last day; None = no end known (current)
+    eli: str  # the consolidation's ELI
+    source: str  # 'fedlex' (XML)
 
     def to_dict(self) -> dict[str, Any]:
         """The published `version` object (PROTOCOL §5), `source` beside it."""
-        return {"version_id": self.version_id, "date_applicability": self.date_applicability.isoformat(),
-                "date_end_applicability": jsonable(self.date_end_applicability),
-                "eli_consolidation_uri": self.eli, "source": self.source}
+        return {
+            "version_id": self.version_id,
+            "date_applicability": self.date_applicability.isoformat(),
+            "date_end_applicability": jsonable(self.date_end_applicability),
+            "eli_consolidation_uri": self.eli,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True)
@@ -133,13 +161,13 @@ class ArticleResult:
     act: ActRef
     edition: EditionRef
     lang: str
-    as_of: date                   # the date the edition was chosen for
-    as_of_defaulted: bool         # True when no date was passed and today was used
+    as_of: date  # the date the edition was chosen for
+    as_of_defaulted: bool  # True when no date was passed and today was used
     e_id: str
-    occurrence: int               # with e_id, the article's key in its edition
+    occurrence: int  # with e_id, the article's key in its edition
     article_number: str | None
-    heading: str | None           # the published `marginal_note`
-    text: str                     # verbatim, one numbered paragraph per line
+    heading: str | None  # the published `marginal_note`
+    text: str  # verbatim, one numbered paragraph per line
     also_carried_by: list[Carrier] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -148,9 +176,14 @@ class ArticleResult:
             **self.act.header(self.lang),
             "as_of": self.as_of.isoformat(),
             "version": self.edition.to_dict(),
-            "article": {"e_id": self.e_id, "article_number": self.article_number, "marginal_note": self.heading,
-                        "text": self.text, "occurrence": self.occurrence,
-                        "also_carried_by": jsonable(self.also_carried_by)},
+            "article": {
+                "e_id": self.e_id,
+                "article_number": self.article_number,
+                "marginal_note": self.heading,
+                "text": self.text,
+                "occurrence": self.occurrence,
+                "also_carried_by": jsonable(self.also_carried_by),
+            },
             "as_of_defaulted": self.as_of_defaulted,
             "act": self.act.extra(),
         }
@@ -162,11 +195,11 @@ class ArticleChange:
 
     old_version_id: int
     new_version_id: int
-    date_applicability: date      # the new edition's
+    date_applicability: date  # the new edition's
     e_id: str
     occurrence: int
-    article_number: str | None    # the new edition's, the old one's for a removal
-    change_type: str              # added | removed | modified
+    article_number: str | None  # the new edition's, the old one's for a removal
+    change_type: str  # added | removed | modified
 
 
 @dataclass(frozen=True)
@@ -174,8 +207,8 @@ class HistoryResult:
     act: ActRef
     lang: str
     today: date
-    article: str | None           # the filter, as asked
-    editions: list[EditionRef]    # parsed editions, oldest first
+    article: str | None  # the filter, as asked
+    editions: list[EditionRef]  # parsed editions, oldest first
     today_version_id: int | None  # the edition a call without a date answers from
     changes: list[ArticleChange]  # consecutive pairs oldest first, then document order
     gaps: list[tuple[date, date]]  # days no parsed edition covers, between two consecutive ones
@@ -183,8 +216,9 @@ class HistoryResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.act.header(self.lang),
-            "editions": [{**e.to_dict(), "in_force_today": e.version_id == self.today_version_id}
-                         for e in self.editions],
+            "editions": [
+                {**e.to_dict(), "in_force_today": e.version_id == self.today_version_id} for e in self.editions
+            ],
             "changes": jsonable(self.changes),
             "article": self.article,
             "today": self.today.isoformat(),
@@ -212,17 +246,20 @@ class TextResult:
     offset: int
     max_chars: int
     total_chars: int
-    text: str                     # the full text's characters [offset, offset + max_chars)
-    next_offset: int | None       # None: this page reaches the end
-    articles: list[TextArticle]   # the articles whose block starts on this page
+    text: str  # the full text's characters [offset, offset + max_chars)
+    next_offset: int | None  # None: this page reaches the end
+    articles: list[TextArticle]  # the articles whose block starts on this page
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.act.header(self.lang),
             "as_of": self.as_of.isoformat(),
             "version": self.edition.to_dict(),
-            "offset": self.offset, "max_chars": self.max_chars, "total_chars": self.total_chars,
-            "next_offset": self.next_offset, "text": self.text,
+            "offset": self.offset,
+            "max_chars": self.max_chars,
+            "total_chars": self.total_chars,
+            "next_offset": self.next_offset,
+            "text": self.text,
             "articles": jsonable(self.articles),
             "act": self.act.extra(),
         }
@@ -246,8 +283,11 @@ def _article(article: str) -> str:
 
 def _lang(lang: str) -> str:
     if lang not in LANGS:
-        raise UnknownLanguage(f"unknown language {clip(lang)}; Fedlex languages are {', '.join(LANGS)}",
-                              lang=clip(lang), languages=list(LANGS))
+        raise UnknownLanguage(
+            f"unknown language {clip(lang)}; Fedlex languages are {', '.join(LANGS)}",
+            lang=clip(lang),
+            languages=list(LANGS),
+        )
     return lang
 
 
@@ -270,7 +310,7 @@ def _date(value: date | str | None) -> date | None:
 @dataclass(frozen=True)
 class _Act:
     ref: ActRef
-    label: str          # how errors name it: "SR 235.1 (DSG)" or "act_id 123"
+    label: str  # how errors name it: "SR 235.1 (DSG)" or "act_id 123"
 
 
 @dataclass(frozen=True)
@@ -354,20 +394,29 @@ class _Resolver:
             [act.ref.act_id, self.lang],
         )
         if not rows:
-            langs = [r[0] for r in self._rows(
-                "SELECT DISTINCT lang FROM ch_act_version WHERE act_id = ? AND stage = 'parsed' ORDER BY lang",
-                [act.ref.act_id],
-            )]
+            langs = [
+                r[0]
+                for r in self._rows(
+                    "SELECT DISTINCT lang FROM ch_act_version WHERE act_id = ? AND stage = 'parsed' ORDER BY lang",
+                    [act.ref.act_id],
+                )
+            ]
             raise NoEditionInLanguage(
                 f"{act.label} has no parsed edition in {self.lang!r}; it has: {', '.join(langs) or 'none'}",
-                sr_number=act.ref.sr_number, act_id=act.ref.act_id, lang=self.lang, languages=langs,
+                sr_number=act.ref.sr_number,
+                act_id=act.ref.act_id,
+                lang=self.lang,
+                languages=langs,
             )
         return [EditionRef(*r) for r in rows]
 
     @staticmethod
     def covering(editions: list[EditionRef], day: date) -> EditionRef | None:
-        hits = [e for e in editions
-                if e.date_applicability <= day and (e.date_end_applicability is None or e.date_end_applicability >= day)]
+        hits = [
+            e
+            for e in editions
+            if e.date_applicability <= day and (e.date_end_applicability is None or e.date_end_applicability >= day)
+        ]
         # Overlapping editions: the later start wins (see the module docstring).
         return max(hits, key=lambda e: (e.date_applicability, e.version_id), default=None)
 
@@ -382,11 +431,13 @@ class _Resolver:
             raise DateBeforeFirstEdition(
                 f"{act.label} [{self.lang}]: {day} is before the first edition in the store "
                 f"({first.date_applicability})",
-                first_edition=first.date_applicability, **context,
+                first_edition=first.date_applicability,
+                **context,
             )
         before = max((e for e in editions if e.date_applicability <= day), key=lambda e: e.date_applicability)
-        after = min((e for e in editions if e.date_applicability > day), key=lambda e: e.date_applicability,
-                    default=None)
+        after = min(
+            (e for e in editions if e.date_applicability > day), key=lambda e: e.date_applicability, default=None
+        )
         raise NoEditionOnDate(
             f"{act.label} [{self.lang}]: no edition in the store covers {day}; the previous one ended "
             f"{before.date_end_applicability}"
@@ -401,16 +452,27 @@ class _Resolver:
         """Articles of the editions matching `where`, in document order (ingest inserts an edition's
         articles in document order, so rowid order is document order)."""
         marks = ", ".join("?" * len(version_ids))
-        return [_Row(*r) for r in self._rows(
-            f"SELECT {_ROW_COLUMNS} FROM ch_act_article WHERE version_id IN ({marks}) AND ({where}) ORDER BY rowid",
-            [*version_ids, *params],
-        )]
+        return [
+            _Row(*r)
+            for r in self._rows(
+                f"SELECT {_ROW_COLUMNS} FROM ch_act_article WHERE version_id IN ({marks}) AND ({where}) ORDER BY rowid",
+                [*version_ids, *params],
+            )
+        ]
 
     def by_number(self, version_ids: list[int], article: str) -> list[_Row]:
         return self.article_rows(version_ids, f"{ARTICLE_KEY_SQL} = ?", [article_key(article)])
 
-    def article(self, act: _Act, edition: EditionRef, day: date, *, article: str | None = None,
-                e_id: str | None = None, occurrence: int | None = None) -> tuple[_Row, list[_Row]]:
+    def article(
+        self,
+        act: _Act,
+        edition: EditionRef,
+        day: date,
+        *,
+        article: str | None = None,
+        e_id: str | None = None,
+        occurrence: int | None = None,
+    ) -> tuple[_Row, list[_Row]]:
         if e_id is not None:
             rows = self.article_rows([edition.version_id], "e_id = ?", [e_id])
             rows = [r for r in rows if occurrence is None or r.occurrence == occurrence]
@@ -424,8 +486,13 @@ class _Resolver:
             raise UnknownArticle(
                 f"{act.label} [{self.lang}]: no article with {which} in the edition of "
                 f"{edition.date_applicability} (valid on {day})",
-                act_id=act.ref.act_id, sr_number=act.ref.sr_number, e_id=clip(e_id), occurrence=occurrence,
-                lang=self.lang, as_of=day, version_id=edition.version_id,
+                act_id=act.ref.act_id,
+                sr_number=act.ref.sr_number,
+                e_id=clip(e_id),
+                occurrence=occurrence,
+                lang=self.lang,
+                as_of=day,
+                version_id=edition.version_id,
             )
         assert article is not None
         rows = self.by_number([edition.version_id], article)
@@ -438,10 +505,17 @@ class _Resolver:
         raise UnknownArticle(
             f"{act.label} [{self.lang}]: no Art. {clip(article)} in the edition of {edition.date_applicability} "
             f"(valid on {day})"
-            + (f"; it exists in the editions of {', '.join(map(str, elsewhere))}" if elsewhere else
-               "; no edition in the store has it"),
-            sr_number=act.ref.sr_number, act_id=act.ref.act_id, article=clip(article), lang=self.lang,
-            as_of=day, editions_with_article=elsewhere,
+            + (
+                f"; it exists in the editions of {', '.join(map(str, elsewhere))}"
+                if elsewhere
+                else "; no edition in the store has it"
+            ),
+            sr_number=act.ref.sr_number,
+            act_id=act.ref.act_id,
+            article=clip(article),
+            lang=self.lang,
+            as_of=day,
+            editions_with_article=elsewhere,
         )
 
     # history ---------------------------------------------------------------
@@ -454,7 +528,9 @@ class _Resolver:
         # A digest, not the text: an act's every edition can be tens of megabytes of text.
         rows = self._rows(
             f"SELECT version_id, e_id, occurrence, article_number, md5(text) FROM ch_act_article "
-            f"WHERE version_id IN ({marks}) ORDER BY rowid", ids)
+            f"WHERE version_id IN ({marks}) ORDER BY rowid",
+            ids,
+        )
         per_edition: dict[int, dict[tuple[str, int], tuple[str | None, str]]] = {v: {} for v in ids}
         for version_id, e_id, occurrence, number, digest in rows:
             per_edition[version_id][(e_id, occurrence)] = (number, digest)
@@ -470,12 +546,14 @@ class _Resolver:
                 previous = before.get(key)
                 kind = "added" if previous is None else "modified" if previous[1] != digest else None
                 if kind and (keep(number) or (previous is not None and keep(previous[0]))):
-                    out.append(ArticleChange(old.version_id, new.version_id, new.date_applicability, *key, number,
-                                             kind))
+                    out.append(
+                        ArticleChange(old.version_id, new.version_id, new.date_applicability, *key, number, kind)
+                    )
             for key, (number, _) in before.items():
                 if key not in after and keep(number):
-                    out.append(ArticleChange(old.version_id, new.version_id, new.date_applicability, *key, number,
-                                             "removed"))
+                    out.append(
+                        ArticleChange(old.version_id, new.version_id, new.date_applicability, *key, number, "removed")
+                    )
         return out
 
 
@@ -510,7 +588,7 @@ class PitTools:
 
     @contextmanager
     def session(self) -> Iterator[PitTools]:
-        if self._session is not None:      # nested: the outer session's connection serves
+        if self._session is not None:  # nested: the outer session's connection serves
             yield self
             return
         with self.store.connect(read_only=True) as con:
@@ -540,28 +618,53 @@ class PitTools:
         day = self.today() if day is None else day
         edition = r.edition_on(act, day)
         row, others = r.article(act, edition, day, **which)
-        return ArticleResult(act.ref, edition, r.lang, day, defaulted, row.e_id, row.occurrence, row.article_number,
-                             row.heading, row.text, [o.carrier() for o in others])
+        return ArticleResult(
+            act.ref,
+            edition,
+            r.lang,
+            day,
+            defaulted,
+            row.e_id,
+            row.occurrence,
+            row.article_number,
+            row.heading,
+            row.text,
+            [o.carrier() for o in others],
+        )
 
-    def ch_get_act_article(self, sr_number: str, article: str, lang: str = "de",
-                           as_of: date | str | None = None) -> ArticleResult:
+    def ch_get_act_article(
+        self, sr_number: str, article: str, lang: str = "de", as_of: date | str | None = None
+    ) -> ArticleResult:
         """One article as in force on `as_of` (default: today)."""
         article = _article(article)
         with self._resolver(lang) as r:
             return self._article_result(r, r.act_by_sr(_sr(sr_number)), as_of, article=article)
 
-    def resolve_by_act(self, act_id: int, lang: str, as_of: date | str | None, *, e_id: str | None = None,
-                       occurrence: int | None = None, article: str | None = None) -> ArticleResult:
+    def resolve_by_act(
+        self,
+        act_id: int,
+        lang: str,
+        as_of: date | str | None,
+        *,
+        e_id: str | None = None,
+        occurrence: int | None = None,
+        article: str | None = None,
+    ) -> ArticleResult:
         """The oracle (R1, R2): act by `act_id`, then edition and article exactly as `ch_get_act_article`;
         by `e_id` (and `occurrence`, default the lowest) or by number."""
         if (e_id is None) == (article is None) or (occurrence is not None and e_id is None):
-            raise InvalidArgument("pass exactly one of e_id (with an optional occurrence) and article",
-                                  e_id=e_id, occurrence=occurrence, article=article)
+            raise InvalidArgument(
+                "pass exactly one of e_id (with an optional occurrence) and article",
+                e_id=e_id,
+                occurrence=occurrence,
+                article=article,
+            )
         if article is not None:
             article = _article(article)
         with self._resolver(lang) as r:
-            return self._article_result(r, r.act_by_id(act_id), as_of, article=article, e_id=e_id,
-                                        occurrence=occurrence)
+            return self._article_result(
+                r, r.act_by_id(act_id), as_of, article=article, e_id=e_id, occurrence=occurrence
+            )
 
     def ch_get_act_history(self, sr_number: str, article: str | None = None, lang: str = "de") -> HistoryResult:
         """Every parsed edition of the act in `lang`, oldest first, which one is in force today, the
@@ -569,21 +672,37 @@ class PitTools:
         only the articles carrying that number)."""
         today = self.today()
         if article is not None and not str(article).strip():
-            article = None   # an empty number asks for the unfiltered list
+            article = None  # an empty number asks for the unfiltered list
         with self._resolver(lang) as r:
             act = r.act_by_sr(_sr(sr_number))
             editions = r.editions(act)
             changes = r.changes(editions, None if article is None else str(article))
         today_edition = _Resolver.covering(editions, today)
-        gaps = [(a.date_end_applicability + timedelta(days=1), b.date_applicability - timedelta(days=1))
-                for a, b in zip(editions, editions[1:])
-                if a.date_end_applicability is not None
-                and a.date_end_applicability + timedelta(days=1) < b.date_applicability]
-        return HistoryResult(act.ref, r.lang, today, article, editions,
-                             today_edition.version_id if today_edition else None, changes, gaps)
+        gaps = [
+            (a.date_end_applicability + timedelta(days=1), b.date_applicability - timedelta(days=1))
+            for a, b in zip(editions, editions[1:])
+            if a.date_end_applicability is not None
+            and a.date_end_applicability + timedelta(days=1) < b.date_applicability
+        ]
+        return HistoryResult(
+            act.ref,
+            r.lang,
+            today,
+            article,
+            editions,
+            today_edition.version_id if today_edition else None,
+            changes,
+            gaps,
+        )
 
-    def ch_search_articles(self, query: str, lang: str = "de", as_of: date | str | None = None,
-                           sr_number: str | None = None, limit: int = 10) -> SearchResult:
+    def ch_search_articles(
+        self,
+        query: str,
+        lang: str = "de",
+        as_of: date | str | None = None,
+        sr_number: str | None = None,
+        limit: int = 10,
+    ) -> SearchResult:
         """Ranked articles of the editions in force on `as_of` (default: today): issue 16's fourth tool."""
         if self._search is None:
             raise NoSearchIndex("no search index is configured for these tools")
@@ -593,16 +712,20 @@ class PitTools:
         except SearchIndexError as exc:
             raise NoSearchIndex(str(exc), lang=lang) from None
 
-    def ch_get_act_text(self, sr_number: str, as_of: date | str, lang: str = "de", offset: int = 0,
-                        max_chars: int = 50000) -> TextResult:
+    def ch_get_act_text(
+        self, sr_number: str, as_of: date | str, lang: str = "de", offset: int = 0, max_chars: int = 50000
+    ) -> TextResult:
         """The whole edition in force on `as_of` - every article, repeated eIds included, in document
         order, one block per article (`_block`) - paged by character offset."""
         day = _date(as_of)
         if day is None:
             raise InvalidArgument("ch_get_act_text needs as_of (R2: the full text has no default date)")
         if not (isinstance(offset, int) and offset >= 0 and isinstance(max_chars, int) and 1 <= max_chars <= MAX_CHARS):
-            raise InvalidArgument(f"offset must be >= 0 and max_chars in 1..{MAX_CHARS}, got {clip(offset)} and "
-                                  f"{clip(max_chars)}", offset=clip(offset), max_chars=clip(max_chars))
+            raise InvalidArgument(
+                f"offset must be >= 0 and max_chars in 1..{MAX_CHARS}, got {clip(offset)} and {clip(max_chars)}",
+                offset=clip(offset),
+                max_chars=clip(max_chars),
+            )
         with self._resolver(lang) as r:
             act = r.act_by_sr(_sr(sr_number))
             edition = r.edition_on(act, day)
@@ -613,12 +736,22 @@ class PitTools:
             if offset <= at < offset + max_chars:
                 articles.append(TextArticle(row.e_id, row.occurrence, row.article_number, at))
             blocks.append(block)
-            at += len(block) + 2      # the blank line between blocks
+            at += len(block) + 2  # the blank line between blocks
         full = "\n\n".join(blocks)
-        page = full[offset:offset + max_chars]
+        page = full[offset : offset + max_chars]
         end = offset + len(page)
-        return TextResult(act.ref, edition, r.lang, day, offset, max_chars, len(full), page,
-                          end if end < len(full) else None, articles)
+        return TextResult(
+            act.ref,
+            edition,
+            r.lang,
+            day,
+            offset,
+            max_chars,
+            len(full),
+            page,
+            end if end < len(full) else None,
+            articles,
+        )
 
 
 def call_tool(tools: PitTools, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:

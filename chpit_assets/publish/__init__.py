@@ -13,7 +13,20 @@ from .oracle import OracleCheck, content_hash, oracle_check
 from .publication import Published, publish
 
 __all__ = [
-    "CRITICAL_CHECKS", "Candidate", "CountBounds", "GateFailed", "GateReport", "HubTarget", "OracleCheck",
-    "Published", "PublishError", "UploadError", "content_hash", "evaluate_gate", "hub_target", "load_candidate",
-    "oracle_check", "publish",
+    "CRITICAL_CHECKS",
+    "Candidate",
+    "CountBounds",
+    "GateFailed",
+    "GateReport",
+    "HubTarget",
+    "OracleCheck",
+    "Published",
+    "PublishError",
+    "UploadError",
+    "content_hash",
+    "evaluate_gate",
+    "hub_target",
+    "load_candidate",
+    "oracle_check",
+    "publish",
 ]

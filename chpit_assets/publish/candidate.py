@@ -25,8 +25,8 @@ RECITE = "recite"
 @dataclass(frozen=True)
 class Candidate:
     build_report: dict
-    items: dict[str, list[dict]]   # every language asked for, in that order; [] when it has no items
-    results_md: str | None          # the "## Results" table of report.md, None without a report
+    items: dict[str, list[dict]]  # every language asked for, in that order; [] when it has no items
+    results_md: str | None  # the "## Results" table of report.md, None without a report
 
     @property
     def build(self) -> str:
@@ -60,8 +60,9 @@ def results_section(report_md: str) -> str | None:
     return "\n".join(lines[start:end]).strip() or None
 
 
-def load_candidate(build_dir: Path | str, results_dir: Path | str, report_dir: Path | str,
-                   langs: Sequence[str]) -> Candidate:
+def load_candidate(
+    build_dir: Path | str, results_dir: Path | str, report_dir: Path | str, langs: Sequence[str]
+) -> Candidate:
     """The candidate for `langs`. A language missing from build-report.json has no items; one the
     report lists must have its bench-{lang}.jsonl. Items carry recite stamps where a scored recite
     run exists (card, "Fields": recite_label is stamped at publication)."""
@@ -81,7 +82,8 @@ def load_candidate(build_dir: Path | str, results_dir: Path | str, report_dir: P
         log = {line["id"]: line for line in read_jsonl(recite)} if recite.exists() else {}
         # Build items carry no recite fields (PROTOCOL §9); every published row has both, null where
         # no recite run measured the item.
-        items[lang] = [i if "recite_label" in i else with_stamp(i, None, None)
-                       for i in stamp_recite(read_jsonl(path), log)]
+        items[lang] = [
+            i if "recite_label" in i else with_stamp(i, None, None) for i in stamp_recite(read_jsonl(path), log)
+        ]
     md = Path(report_dir) / REPORT_MD
     return Candidate(report, items, results_section(md.read_text(encoding="utf-8")) if md.exists() else None)

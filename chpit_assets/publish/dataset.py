@@ -29,9 +29,17 @@ CARD = "README.md"
 
 # Pinned so the bytes depend on the data alone (and the pinned pyarrow, which names itself in created_by).
 _PARQUET_OPTIONS = {
-    "version": "2.6", "compression": "zstd", "compression_level": 9, "use_dictionary": True,
-    "write_statistics": True, "data_page_version": "1.0", "data_page_size": 1 << 20,
-    "use_compliant_nested_type": True, "store_schema": True, "write_page_index": False, "write_page_checksum": False,
+    "version": "2.6",
+    "compression": "zstd",
+    "compression_level": 9,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "data_page_version": "1.0",
+    "data_page_size": 1 << 20,
+    "use_compliant_nested_type": True,
+    "store_schema": True,
+    "write_page_index": False,
+    "write_page_checksum": False,
 }
 
 
@@ -57,11 +65,22 @@ def _size_category(n: int) -> str:
 
 def _yaml_header(candidate: Candidate) -> list[str]:
     langs = candidate.published_langs
-    out = ["---", "license: other", "license_name: fedlex-open-data", "license_link: https://www.fedlex.admin.ch/",
-           "language:", *[f"- {lang}" for lang in langs], "task_categories:", "- question-answering",
-           "pretty_name: Swiss Point-in-Time Law (CH-PiT)", "size_categories:",
-           f"- {_size_category(sum(len(candidate.items[lang]) for lang in langs))}",
-           "tags:", *[f"- {t}" for t in ("legal", "swiss-law", "point-in-time", "benchmark", "fedlex")], "configs:"]
+    out = [
+        "---",
+        "license: other",
+        "license_name: fedlex-open-data",
+        "license_link: https://www.fedlex.admin.ch/",
+        "language:",
+        *[f"- {lang}" for lang in langs],
+        "task_categories:",
+        "- question-answering",
+        "pretty_name: Swiss Point-in-Time Law (CH-PiT)",
+        "size_categories:",
+        f"- {_size_category(sum(len(candidate.items[lang]) for lang in langs))}",
+        "tags:",
+        *[f"- {t}" for t in ("legal", "swiss-law", "point-in-time", "benchmark", "fedlex")],
+        "configs:",
+    ]
     for n, lang in enumerate(langs):
         out.append(f"- config_name: {lang}")
         if n == 0:
@@ -90,31 +109,60 @@ def render_card(candidate: Candidate, load_name: str) -> str:
     empty = [lang for lang in candidate.items if lang not in langs]
     built = f"Build `{candidate.build}`" + (f", {report['built_at']}" if report.get("built_at") else "")
     counts = ", ".join(f"{lang}: {len(candidate.items[lang])} (core {len(candidate.core(lang))})" for lang in langs)
-    out = [*_yaml_header(candidate), "", "# Swiss Point-in-Time Law (CH-PiT)", "",
-           f"{built}. Items per language: {counts}."]
+    out = [
+        *_yaml_header(candidate),
+        "",
+        "# Swiss Point-in-Time Law (CH-PiT)",
+        "",
+        f"{built}. Items per language: {counts}.",
+    ]
     if empty:
         out.append(f"No items in this build for {', '.join(empty)}: those languages have no config and no files.")
-    summary = ("CH-PiT asks whether an answer is grounded in the version of a Swiss federal article that was "
-               "actually in force on the date asked: every item pairs the edition valid on `as_of` (gold) with the "
-               "adjacent edition (distractor) of the same article.")
-    licence = ("Every item is derived from Fedlex, the Swiss federal law portal (fedlex.admin.ch): consolidated "
-               f'Akoma Ntoso XML editions of federal acts; every item\'s `source` reads "{SOURCE}". '
-               "Fedlex data may be reused free of charge, provided the source is "
-               f'acknowledged ("{LICENCE}" -- the licence note stamped on every item\'s `licence` field). This card '
-               "and every item's `source` and `licence` fields carry that attribution forward. See "
-               "https://www.fedlex.admin.ch/ for Fedlex's own terms.")
-    out += ["", f'Load with `load_dataset("{load_name}", "{langs[0]}", split="core")`; `split="full"` gives every item.',
-            "", summary, "", "## Source and licence", "", licence, "", "## Build report", ""]
-    rows = [[lang, report.get(lang, {}).get("changes_considered", 0), report.get(lang, {}).get("selected", 0),
-             len(candidate.items[lang]), len(candidate.core(lang)),
-             sum(i["build"] == candidate.build for i in candidate.items[lang])]
-            for lang in candidate.items]
+    summary = (
+        "CH-PiT asks whether an answer is grounded in the version of a Swiss federal article that was "
+        "actually in force on the date asked: every item pairs the edition valid on `as_of` (gold) with the "
+        "adjacent edition (distractor) of the same article."
+    )
+    licence = (
+        "Every item is derived from Fedlex, the Swiss federal law portal (fedlex.admin.ch): consolidated "
+        f'Akoma Ntoso XML editions of federal acts; every item\'s `source` reads "{SOURCE}". '
+        "Fedlex data may be reused free of charge, provided the source is "
+        f'acknowledged ("{LICENCE}" -- the licence note stamped on every item\'s `licence` field). This card '
+        "and every item's `source` and `licence` fields carry that attribution forward. See "
+        "https://www.fedlex.admin.ch/ for Fedlex's own terms."
+    )
+    out += [
+        "",
+        f'Load with `load_dataset("{load_name}", "{langs[0]}", split="core")`; `split="full"` gives every item.',
+        "",
+        summary,
+        "",
+        "## Source and licence",
+        "",
+        licence,
+        "",
+        "## Build report",
+        "",
+    ]
+    rows = [
+        [
+            lang,
+            report.get(lang, {}).get("changes_considered", 0),
+            report.get(lang, {}).get("selected", 0),
+            len(candidate.items[lang]),
+            len(candidate.core(lang)),
+            sum(i["build"] == candidate.build for i in candidate.items[lang]),
+        ]
+        for lang in candidate.items
+    ]
     out += table_lines(["lang", "changes considered", "changes selected", "items", "core", "new in this build"], rows)
     # `skipped` holds the reasons that occurred, in the order the builder met them (PROTOCOL §1).
     reasons = list(dict.fromkeys(r for lang in candidate.items for r in report.get(lang, {}).get("skipped", {})))
     out += ["", "Changes not turned into items, by reason (build-report.json):", ""]
-    out += table_lines(["reason", *candidate.items],
-                  [[r, *(report.get(lang, {}).get("skipped", {}).get(r, 0) for lang in candidate.items)] for r in reasons])
+    out += table_lines(
+        ["reason", *candidate.items],
+        [[r, *(report.get(lang, {}).get("skipped", {}).get(r, 0) for lang in candidate.items)] for r in reasons],
+    )
     out += ["", "## Results on core", ""]
     out += [candidate.results_md] if candidate.results_md else ["No results were reported with this build."]
     out += ["", "## Fields", ""]

@@ -70,8 +70,10 @@ def publisher_lock(publish_dir: Path, wait_s: float = 600.0, poll_s: float = 0.2
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise PublishError(f"another publication of {publish_dir} is running (it holds {path}); "
-                                       f"waited {wait_s:g} s, nothing was changed") from None
+                    raise PublishError(
+                        f"another publication of {publish_dir} is running (it holds {path}); "
+                        f"waited {wait_s:g} s, nothing was changed"
+                    ) from None
                 time.sleep(poll_s)
         yield
     finally:

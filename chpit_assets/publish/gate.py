@@ -27,14 +27,14 @@ ActCounts = dict[int, tuple[str, int]]
 CRITICAL_CHECKS: dict[str, str] = {
     "oracle_one": "R1: the oracle scored 1.000 grounded_correct, 0 errors, on exactly the core items to publish.",
     "oracle_published": "R1 on every item to publish (core or not): the gate's own lookup by act_id, e_id and "
-                        "as_of returns the item's gold text and edition; the shards are re-checked against "
-                        "a sha256 per language of what it looked up, right before the swap.",
+    "as_of returns the item's gold text and edition; the shards are re-checked against "
+    "a sha256 per language of what it looked up, right before the swap.",
     "ids_unique": "B17: item ids are unique within each language.",
     "published_items_frozen": "B18: every item of the frozen record (frozen/{lang}.jsonl) is published unchanged.",
     "item_counts_in_bounds": "Per-language item counts within the configured bounds: the absolute floor "
-                             "(min_items), the cap (max_items), no act losing all its items and a language "
-                             "losing at most min(max_drop_share, max_drop_items) of the previous "
-                             "publication's items; and equal to build-report.json.",
+    "(min_items), the cap (max_items), no act losing all its items and a language "
+    "losing at most min(max_drop_share, max_drop_items) of the previous "
+    "publication's items; and equal to build-report.json.",
     "texts_not_empty": "Every item has a non-empty question, gold.text and distractor.text.",
     "schema_exact": "Every item has exactly the card's fields, in order, with the card's types.",
     "no_synthetic_acts": "No item comes from a synthetic act (synthetic ELI host or SR range).",
@@ -61,7 +61,7 @@ class CountBounds:
 @dataclass(frozen=True)
 class CheckOutcome:
     name: str
-    offenders: list[str]     # "<lang>: <id or count>: <why>", empty when the check passed
+    offenders: list[str]  # "<lang>: <id or count>: <why>", empty when the check passed
 
     @property
     def passed(self) -> bool:
@@ -76,7 +76,7 @@ class CheckOutcome:
 class GateReport:
     candidate_digest: str
     outcomes: list[CheckOutcome]
-    checked: dict[str, str] = field(default_factory=dict)   # lang -> sha256 of the items the oracle looked up
+    checked: dict[str, str] = field(default_factory=dict)  # lang -> sha256 of the items the oracle looked up
     count_changes: list[str] = field(default_factory=list)  # every act and language whose item count changed
 
     @property
@@ -118,8 +118,9 @@ def act_counts(items: list[dict]) -> ActCounts:
     return counts
 
 
-def _counts(candidate: Candidate, previous: Mapping[str, ActCounts], bounds: CountBounds
-            ) -> tuple[list[str], list[str]]:
+def _counts(
+    candidate: Candidate, previous: Mapping[str, ActCounts], bounds: CountBounds
+) -> tuple[list[str], list[str]]:
     """(offenders, changes): changes lists every language and act whose count moved, passed or not."""
     out, changes = [], []
     for lang in dict.fromkeys([*candidate.items, *bounds.min_items, *previous]):
@@ -131,9 +132,11 @@ def _counts(candidate: Candidate, previous: Mapping[str, ActCounts], bounds: Cou
         if n > bounds.max_items:
             out.append(f"{lang}: {n} items, above the maximum of {bounds.max_items}")
         if before - n > bounds.allowed_drop(before):
-            out.append(f"{lang}: {n} items, the previous publication had {before}: {before - n} fewer, more than "
-                       f"the {bounds.allowed_drop(before):g} allowed (min({bounds.max_drop_share:.0%}, "
-                       f"{bounds.max_drop_items}))")
+            out.append(
+                f"{lang}: {n} items, the previous publication had {before}: {before - n} fewer, more than "
+                f"the {bounds.allowed_drop(before):g} allowed (min({bounds.max_drop_share:.0%}, "
+                f"{bounds.max_drop_items}))"
+            )
         if n != before:
             changes.append(f"{lang}: {before} -> {n} items")
         for act_id in sorted(set(now_acts) | set(before_acts), key=str):
@@ -152,8 +155,11 @@ def _counts(candidate: Candidate, previous: Mapping[str, ActCounts], bounds: Cou
 def _empty_texts(lang: str, items: list[dict]) -> list[str]:
     out = []
     for item in items:
-        texts = {"question": item.get("question"), "gold.text": _edition(item, "gold").get("text"),
-                 "distractor.text": _edition(item, "distractor").get("text")}
+        texts = {
+            "question": item.get("question"),
+            "gold.text": _edition(item, "gold").get("text"),
+            "distractor.text": _edition(item, "distractor").get("text"),
+        }
         empty = [k for k, v in texts.items() if not isinstance(v, str) or not v.strip()]
         if empty:
             out.append(f"{lang}: {item.get('id')}: empty {', '.join(empty)}")
@@ -165,7 +171,9 @@ def _synthetic(lang: str, items: list[dict]) -> list[str]:
     for item in items:
         elis = [_edition(item, side).get("eli") for side in ("gold", "distractor")]
         sr = item.get("sr_number")
-        if any(is_synthetic_eli(e) for e in elis if isinstance(e, str)) or (isinstance(sr, str) and is_synthetic_sr(sr)):
+        if any(is_synthetic_eli(e) for e in elis if isinstance(e, str)) or (
+            isinstance(sr, str) and is_synthetic_sr(sr)
+        ):
             out.append(f"{lang}: {item.get('id')}: synthetic act (SR {sr}, {elis[0]})")
     return out
 
@@ -201,5 +209,9 @@ def evaluate_gate(
         found["texts_not_empty"] += _empty_texts(lang, keyed)
         found["schema_exact"] += [f"{lang}: {e}" for e in schema_errors(items)]
         found["no_synthetic_acts"] += _synthetic(lang, keyed)
-    return GateReport(candidate.digest(), [CheckOutcome(name, found[name]) for name in CRITICAL_CHECKS],
-                      dict(published_oracle.checked), changes)
+    return GateReport(
+        candidate.digest(),
+        [CheckOutcome(name, found[name]) for name in CRITICAL_CHECKS],
+        dict(published_oracle.checked),
+        changes,
+    )

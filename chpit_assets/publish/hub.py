@@ -20,11 +20,12 @@ from .errors import UploadError
 class HubTarget:
     repo_id: str
     token: str
-    endpoint: str | None = None   # None: huggingface_hub's default (honours HF_ENDPOINT)
+    endpoint: str | None = None  # None: huggingface_hub's default (honours HF_ENDPOINT)
 
 
-def hub_target(repo_id: str, token: str | None, token_env: str, endpoint: str | None = None
-               ) -> tuple[HubTarget | None, str | None]:
+def hub_target(
+    repo_id: str, token: str | None, token_env: str, endpoint: str | None = None
+) -> tuple[HubTarget | None, str | None]:
     """(target, None) when an upload is configured, else (None, why the publication stays local)."""
     missing = [what for what, value in (("repo_id", repo_id), (f"${token_env}", token)) if not value]
     if missing:
@@ -38,8 +39,9 @@ def upload(folder: Path, target: HubTarget, commit_message: str) -> str:
     try:
         api.create_repo(target.repo_id, repo_type="dataset", exist_ok=True)
         kill_point("publish.upload")
-        info = api.upload_folder(folder_path=folder, repo_id=target.repo_id, repo_type="dataset",
-                                 commit_message=commit_message)
+        info = api.upload_folder(
+            folder_path=folder, repo_id=target.repo_id, repo_type="dataset", commit_message=commit_message
+        )
     except Exception as exc:  # huggingface_hub raises HTTP, OS and value errors alike; keep the cause
         raise UploadError(f"upload of {folder} to dataset {target.repo_id} failed: {exc}") from exc
     return info.commit_url

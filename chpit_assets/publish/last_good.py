@@ -15,6 +15,8 @@ def editions_on_last_good_file(store: Store) -> list[str]:
     """'<lang>: SR <n> <edition ELI>: ...' per edition whose new file failed (empty = none)."""
     if not store.path.exists():
         return []
-    return [f"{r['lang']}: SR {r['sr_number']} {r['eli']}: new file failed at {r['failed_stage']} "
-            f"({r['failed_url']}); the last good file is kept"
-            for r in last_good_editions(store).iter_rows(named=True)]
+    return [
+        f"{r['lang']}: SR {r['sr_number']} {r['eli']}: new file failed at {r['failed_stage']} "
+        f"({r['failed_url']}); the last good file is kept"
+        for r in last_good_editions(store).iter_rows(named=True)
+    ]

@@ -33,8 +33,8 @@ def content_hash(items: Iterable[Mapping]) -> str:
 
 @dataclass(frozen=True)
 class OracleCheck:
-    offenders: list[str]        # "<lang>: <id>: <why>", empty when every item is grounded_correct
-    checked: dict[str, str]     # lang -> content_hash of exactly the items looked up
+    offenders: list[str]  # "<lang>: <id>: <why>", empty when every item is grounded_correct
+    checked: dict[str, str]  # lang -> content_hash of exactly the items looked up
 
 
 def _texts(item: Mapping) -> tuple[str, str]:
@@ -63,9 +63,13 @@ def oracle_check(items: Mapping[str, list[dict]], tools) -> OracleCheck:
                 continue
             label = score(answer.text or "", gold, distractor).label
             if label != CORRECT:
-                offenders.append(f"{lang}: {ident}: oracle {label}: the item's gold is not the store's text of "
-                                 f"{item.get('e_id')} on {item.get('as_of')}")
+                offenders.append(
+                    f"{lang}: {ident}: oracle {label}: the item's gold is not the store's text of "
+                    f"{item.get('e_id')} on {item.get('as_of')}"
+                )
             elif answer.lookup["version_id"] != item["gold"].get("version_id"):
-                offenders.append(f"{lang}: {ident}: gold.version_id {item['gold'].get('version_id')} is not the "
-                                 f"edition in force on {item.get('as_of')} ({answer.lookup['version_id']})")
+                offenders.append(
+                    f"{lang}: {ident}: gold.version_id {item['gold'].get('version_id')} is not the "
+                    f"edition in force on {item.get('as_of')} ({answer.lookup['version_id']})"
+                )
     return OracleCheck(offenders, {lang: content_hash(lang_items) for lang, lang_items in items.items()})

@@ -28,14 +28,22 @@ from .oracle import content_hash
 @dataclass
 class Published:
     folder: Path
-    files: dict[str, str]                  # relative path -> sha256
-    commit_url: str | None                 # set when uploaded
-    local_reason: str | None               # why it was not uploaded (None when it was)
+    files: dict[str, str]  # relative path -> sha256
+    commit_url: str | None  # set when uploaded
+    local_reason: str | None  # why it was not uploaded (None when it was)
     frozen_added: dict[str, int] = field(default_factory=dict)
 
 
-def publish(candidate: Candidate, gate: GateReport, publish_dir: Path, *, hub: HubTarget | None,
-            local_reason: str | None, frozen_dir: Path | str, load_name: str) -> Published:
+def publish(
+    candidate: Candidate,
+    gate: GateReport,
+    publish_dir: Path,
+    *,
+    hub: HubTarget | None,
+    local_reason: str | None,
+    frozen_dir: Path | str,
+    load_name: str,
+) -> Published:
     """Publish `candidate`; raises GateFailed, touching nothing live, unless `gate` passed on it and
     the staged shards hold exactly what the gate's oracle checked. Call it holding
     `folder.publisher_lock`, after `folder.recover`.
@@ -45,8 +53,10 @@ def publish(candidate: Candidate, gate: GateReport, publish_dir: Path, *, hub: H
     if not gate.passed:
         raise GateFailed(gate.summary())
     if gate.candidate_digest != candidate.digest():
-        raise GateFailed(f"the gate passed candidate {gate.candidate_digest[:12]}, not this one "
-                         f"({candidate.digest()[:12]}): the build changed after the gate ran")
+        raise GateFailed(
+            f"the gate passed candidate {gate.candidate_digest[:12]}, not this one "
+            f"({candidate.digest()[:12]}): the build changed after the gate ran"
+        )
     staged = new_staging_dir(publish_dir)
     try:
         files = stage(candidate, staged, load_name)

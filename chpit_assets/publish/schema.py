@@ -14,8 +14,14 @@ from datetime import date
 import pyarrow as pa
 
 # Field kinds: "str", "int", "bool", "date" (an ISO date string); a trailing "?" also allows null.
-_ARROW = {"str": pa.string(), "int": pa.int64(), "bool": pa.bool_(), "date": pa.string(),
-          "str?": pa.string(), "date?": pa.string()}
+_ARROW = {
+    "str": pa.string(),
+    "int": pa.int64(),
+    "bool": pa.bool_(),
+    "date": pa.string(),
+    "str?": pa.string(),
+    "date?": pa.string(),
+}
 
 EDITION_FIELDS: dict[str, str] = {
     "version_id": "int",
@@ -26,7 +32,7 @@ EDITION_FIELDS: dict[str, str] = {
     "text": "str",
 }
 
-ITEM_FIELDS: dict[str, str | dict[str, str]] = {   # PROTOCOL §1 order, recite stamp after `source` (§9)
+ITEM_FIELDS: dict[str, str | dict[str, str]] = {  # PROTOCOL §1 order, recite stamp after `source` (§9)
     "id": "str",
     "lang": "str",
     "act_id": "int",

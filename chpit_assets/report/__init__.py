@@ -7,6 +7,18 @@ from .stamp import StampError, stamp_recite
 from .tables import HEADLINE_COLUMNS, build_report
 
 __all__ = [
-    "HEADLINE_COLUMNS", "StampError", "build_report", "report_all", "results_tables", "stamp_recite", "summary",
-    "to_html", "to_json", "to_markdown", "tools_report", "tools_table", "write_published", "write_report",
+    "HEADLINE_COLUMNS",
+    "StampError",
+    "build_report",
+    "report_all",
+    "results_tables",
+    "stamp_recite",
+    "summary",
+    "to_html",
+    "to_json",
+    "to_markdown",
+    "tools_report",
+    "tools_table",
+    "write_published",
+    "write_report",
 ]

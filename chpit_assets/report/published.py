@@ -41,21 +41,52 @@ PUBLISHED_MODELS = ("claude-haiku-4.5", "claude-sonnet-5", "gpt-5.6-terra", "dee
 SUMMARY_LANGS = ("de", "fr", "it")
 
 RESULTS_HEADER = (
-    "lang", "system", "kind", "n", "errors", "correct %", "wrong version %", "ungrounded %",
-    "correct % (gold current)", "correct % (gold superseded)", "mean gold cov", "mean distractor cov", "score",
+    "lang",
+    "system",
+    "kind",
+    "n",
+    "errors",
+    "correct %",
+    "wrong version %",
+    "ungrounded %",
+    "correct % (gold current)",
+    "correct % (gold superseded)",
+    "mean gold cov",
+    "mean distractor cov",
+    "score",
 )
 RESULTS_HARD_HEADER = ("correct % (recite-hard)", "n recite-hard")
 SUMMARY_HEADER = (
-    "system", "n", "correct %", "wrong version %", "ungrounded %", "**date-sensitive: correct %**",
-    "de / fr / it", "recite-easy: correct %", "errors",
+    "system",
+    "n",
+    "correct %",
+    "wrong version %",
+    "ungrounded %",
+    "**date-sensitive: correct %**",
+    "de / fr / it",
+    "recite-easy: correct %",
+    "errors",
 )
 TOOLS_HEADER = (
-    "system", "n", "any tool call %", "as_of passed %", "correct as_of %", "right act+article %",
-    "mean calls", "correct % (as_of)", "correct % (no as_of)",
+    "system",
+    "n",
+    "any tool call %",
+    "as_of passed %",
+    "correct as_of %",
+    "right act+article %",
+    "mean calls",
+    "correct % (as_of)",
+    "correct % (no as_of)",
 )
 TOOLS_KEYS = (
-    "n", "share_any_tool_call", "share_as_of_any", "share_as_of_correct", "share_sr_article_correct",
-    "mean_tool_calls", "share_correct_when_as_of", "share_correct_when_no_as_of",
+    "n",
+    "share_any_tool_call",
+    "share_as_of_any",
+    "share_as_of_correct",
+    "share_sr_article_correct",
+    "mean_tool_calls",
+    "share_correct_when_as_of",
+    "share_correct_when_no_as_of",
 )
 
 
@@ -96,7 +127,11 @@ def _mean(values: list[float]) -> float:
 def _split(out: dict, name: str, subset: list[dict]) -> None:
     """n_/correct_/share_correct_{name}: the correct share on one subset of the lines."""
     hits = sum(line["verdict"]["label"] == CORRECT for line in subset)
-    out[f"n_{name}"], out[f"correct_{name}"], out[f"share_correct_{name}"] = len(subset), hits, _share(hits, len(subset))
+    out[f"n_{name}"], out[f"correct_{name}"], out[f"share_correct_{name}"] = (
+        len(subset),
+        hits,
+        _share(hits, len(subset)),
+    )
 
 
 def _stats(lines: list[dict], hard: Mapping[tuple[str, str], bool] | None) -> dict:
@@ -129,8 +164,11 @@ def _hard_by_item(scored: Mapping[str, list[dict]]) -> dict[tuple[str, str], boo
     "recite-hard"); errored recite winners are in neither set. None without a recite run."""
     if "recite" not in scored:
         return None
-    return {(line["lang"], item_id): line["verdict"]["label"] != CORRECT
-            for item_id, line in winners(scored["recite"]).items() if not _errored(line)}
+    return {
+        (line["lang"], item_id): line["verdict"]["label"] != CORRECT
+        for item_id, line in winners(scored["recite"]).items()
+        if not _errored(line)
+    }
 
 
 def _arguments(call: dict) -> dict:
@@ -220,15 +258,28 @@ def _langs(report: dict) -> list[str]:
 
 def results_tables(report: dict) -> str:
     """§8 `results-tables.md`: one row per (lang, system, kind) in report-all order."""
-    hard = any("n_recite_hard" in s for lang in _langs(report) for parts in report[lang].values() for s in parts.values())
+    hard = any(
+        "n_recite_hard" in s for lang in _langs(report) for parts in report[lang].values() for s in parts.values()
+    )
     rows = []
     for lang in _langs(report):
         for system, parts in report[lang].items():
             for kind, s in parts.items():
-                row = [lang, system, kind, s["n"], s["errors"], _pct(s["share_correct"]), _pct(s["share_wrong"]),
-                       _pct(s["share_ungrounded"]), _pct(s["share_correct_gold_current"]),
-                       _pct(s["share_correct_gold_superseded"]), f"{s['mean_gold_coverage']:.3f}",
-                       f"{s['mean_distractor_coverage']:.3f}", f"{s['score']:.3f}"]
+                row = [
+                    lang,
+                    system,
+                    kind,
+                    s["n"],
+                    s["errors"],
+                    _pct(s["share_correct"]),
+                    _pct(s["share_wrong"]),
+                    _pct(s["share_ungrounded"]),
+                    _pct(s["share_correct_gold_current"]),
+                    _pct(s["share_correct_gold_superseded"]),
+                    f"{s['mean_gold_coverage']:.3f}",
+                    f"{s['mean_distractor_coverage']:.3f}",
+                    f"{s['score']:.3f}",
+                ]
                 if hard:
                     row += [_pct(s["share_correct_recite_hard"]), s["n_recite_hard"]]
                 rows.append(row)
@@ -264,8 +315,19 @@ def summary(report: dict) -> str:
             easy = _pct(_share(total("correct_recite_easy"), total("n_recite_easy")))
         else:
             date_sensitive = by_lang = easy = "–"
-        rows.append([name, n, _pct(_share(total("grounded_correct"), n)), _pct(_share(total("grounded_wrong_version"), n)),
-                     _pct(_share(total("ungrounded"), n)), date_sensitive, by_lang, easy, total("errors")])
+        rows.append(
+            [
+                name,
+                n,
+                _pct(_share(total("grounded_correct"), n)),
+                _pct(_share(total("grounded_wrong_version"), n)),
+                _pct(_share(total("ungrounded"), n)),
+                date_sensitive,
+                by_lang,
+                easy,
+                total("errors"),
+            ]
+        )
     return "\n".join(table_lines(SUMMARY_HEADER, rows)) + "\n"
 
 
@@ -273,8 +335,16 @@ def tools_table(tools: Mapping[str, dict]) -> str:
     """§5's tools table: the published header, shares as % .1f, mean calls .2f."""
     rows = []
     for system, t in tools.items():
-        rows.append([system, t["n"], *(_pct(t[k]) for k in TOOLS_KEYS[1:5]), f"{t['mean_tool_calls']:.2f}",
-                     _pct(t["share_correct_when_as_of"]), _pct(t["share_correct_when_no_as_of"])])
+        rows.append(
+            [
+                system,
+                t["n"],
+                *(_pct(t[k]) for k in TOOLS_KEYS[1:5]),
+                f"{t['mean_tool_calls']:.2f}",
+                _pct(t["share_correct_when_as_of"]),
+                _pct(t["share_correct_when_no_as_of"]),
+            ]
+        )
     return "\n".join(table_lines(TOOLS_HEADER, rows)) + "\n"
 
 
@@ -282,8 +352,11 @@ def write_published(scored: Mapping[str, Iterable[dict]], report_dir: Path | str
     """`report-all.json`, `results-tables.md`, `summary.md` in `report_dir`, each written atomically;
     no clock in any of them, so the same lines give the same bytes."""
     report = report_all(scored)
-    files = {"report-all.json": report_all_json(report), "results-tables.md": results_tables(report),
-             "summary.md": summary(report)}
+    files = {
+        "report-all.json": report_all_json(report),
+        "results-tables.md": results_tables(report),
+        "summary.md": summary(report),
+    }
     paths = {}
     for name, text in files.items():
         paths[name] = Path(report_dir) / name

@@ -37,18 +37,38 @@ def headline_cells(h: dict) -> list[str]:
 
 
 _ROW_HEADER = [
-    "lang", "system", "kind", "n", "correct %", "wrong version %", "ungrounded %",
-    "mean gold cov.", "mean distractor cov.", "mean distractor-all cov.", "mean shared cov.",
-    "correct % (gold current)", "correct % (gold superseded)", "date-sensitive: correct %", "errors",
+    "lang",
+    "system",
+    "kind",
+    "n",
+    "correct %",
+    "wrong version %",
+    "ungrounded %",
+    "mean gold cov.",
+    "mean distractor cov.",
+    "mean distractor-all cov.",
+    "mean shared cov.",
+    "correct % (gold current)",
+    "correct % (gold superseded)",
+    "date-sensitive: correct %",
+    "errors",
 ]
 
 
 def _row_cells(r: dict) -> list[str]:
     cov = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
     return [
-        r["lang"], r["system"], r["kind"], str(r["n"]), fmt(r["correct_pct"]), fmt(r["wrong_version_pct"]),
-        fmt(r["ungrounded_pct"]), cov(r["mean_gold_coverage"]), cov(r["mean_distractor_coverage"]),
-        cov(r["mean_distractor_all_coverage"]), cov(r["mean_shared_coverage"]),
+        r["lang"],
+        r["system"],
+        r["kind"],
+        str(r["n"]),
+        fmt(r["correct_pct"]),
+        fmt(r["wrong_version_pct"]),
+        fmt(r["ungrounded_pct"]),
+        cov(r["mean_gold_coverage"]),
+        cov(r["mean_distractor_coverage"]),
+        cov(r["mean_distractor_all_coverage"]),
+        cov(r["mean_shared_coverage"]),
         f"{fmt(r['correct_gold_current_pct'])} (n={r['n_gold_current']})",
         f"{fmt(r['correct_gold_superseded_pct'])} (n={r['n_gold_superseded']})",
         f"{fmt(r['correct_date_sensitive_pct'])} (n={r['n_date_sensitive']})",
@@ -56,12 +76,27 @@ def _row_cells(r: dict) -> list[str]:
     ]
 
 
-_TOOLS_HEADER = ["system", "lang", "n", "right date %", "right act and article %", "answered without a tool %", "tool calls"]
+_TOOLS_HEADER = [
+    "system",
+    "lang",
+    "n",
+    "right date %",
+    "right act and article %",
+    "answered without a tool %",
+    "tool calls",
+]
 
 
 def _tools_cells(t: dict) -> list[str]:
-    return [t["system"], t["lang"], str(t["n"]), fmt(t["right_date_pct"]), fmt(t["right_act_article_pct"]),
-            fmt(t["no_tool_pct"]), str(t["tool_calls"])]
+    return [
+        t["system"],
+        t["lang"],
+        str(t["n"]),
+        fmt(t["right_date_pct"]),
+        fmt(t["right_act_article_pct"]),
+        fmt(t["no_tool_pct"]),
+        str(t["tool_calls"]),
+    ]
 
 
 def to_markdown(report: dict) -> str:
@@ -77,8 +112,10 @@ def to_markdown(report: dict) -> str:
     ]
     out += table_lines(
         ["lang", "items", "recite known", "date-sensitive", "date-sensitive %"],
-        [[lang, str(d["items"]), str(d["known"]), str(d["date_sensitive"]), fmt(d["date_sensitive_pct"])]
-         for lang, d in report["date_sensitive"].items()],
+        [
+            [lang, str(d["items"]), str(d["known"]), str(d["date_sensitive"]), fmt(d["date_sensitive_pct"])]
+            for lang, d in report["date_sensitive"].items()
+        ],
     )
     out += ["", "## By language, system and kind", ""]
     out += table_lines(_ROW_HEADER, [_row_cells(r) for r in report["rows"]])
@@ -89,8 +126,19 @@ def to_markdown(report: dict) -> str:
         out += ["", "## Cite or abstain (verified systems)", ""]
         out += table_lines(
             ["system", "lang", "n", "abstained %", "answered", "wrong version % of answered", "correct % of answered"],
-            [[a["system"], a["lang"], str(a["n"]), fmt(a["abstained_pct"]), str(a["answered"]),
-              fmt(a["wrong_version_answered_pct"]), fmt(a["correct_answered_pct"])] for a in report["abstention"]])
+            [
+                [
+                    a["system"],
+                    a["lang"],
+                    str(a["n"]),
+                    fmt(a["abstained_pct"]),
+                    str(a["answered"]),
+                    fmt(a["wrong_version_answered_pct"]),
+                    fmt(a["correct_answered_pct"]),
+                ]
+                for a in report["abstention"]
+            ],
+        )
     if report["tools_published"]:
         out += ["", "## Tools, published shape (PROTOCOL §5)", "", tools_table(report["tools_published"]).rstrip("\n")]
     return "\n".join(out) + "\n"
@@ -107,22 +155,30 @@ def _label_chart(headline: list[dict]) -> str:
     """One stacked bar per system: correct / wrong version / ungrounded shares."""
     bar_h, gap, left, width = 18, 8, 230, 520
     height = len(headline) * (bar_h + gap) + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 20}" height="{height}" '
-             f'aria-label="Label shares per system">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 20}" height="{height}" '
+        f'aria-label="Label shares per system">'
+    ]
     for i, h in enumerate(headline):
         y = 10 + i * (bar_h + gap)
-        parts.append(f'<text x="{left - 8}" y="{y + 13}" text-anchor="end" font-size="12">{html.escape(h["system"])}</text>')
+        parts.append(
+            f'<text x="{left - 8}" y="{y + 13}" text-anchor="end" font-size="12">{html.escape(h["system"])}</text>'
+        )
         x = float(left)
         for key in ("correct", "wrong_version", "ungrounded"):
             share = h[f"{key}_pct"] or 0.0
             w = width * share / 100.0
-            parts.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{bar_h}" fill="{_COLOURS[key]}">'
-                         f'<title>{html.escape(h["system"])} {key}: {fmt(h[f"{key}_pct"])}%</title></rect>')
+            parts.append(
+                f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{bar_h}" fill="{_COLOURS[key]}">'
+                f"<title>{html.escape(h['system'])} {key}: {fmt(h[f'{key}_pct'])}%</title></rect>"
+            )
             x += w
     y = height - 14
     for i, key in enumerate(("correct", "wrong_version", "ungrounded")):
-        parts.append(f'<rect x="{left + i * 150}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[key]}"/>'
-                     f'<text x="{left + i * 150 + 16}" y="{y}" font-size="12">{key.replace("_", " ")}</text>')
+        parts.append(
+            f'<rect x="{left + i * 150}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[key]}"/>'
+            f'<text x="{left + i * 150 + 16}" y="{y}" font-size="12">{key.replace("_", " ")}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -133,21 +189,29 @@ def _date_sensitive_chart(headline: list[dict]) -> str:
     lang_colours = {"de": "#1565c0", "fr": "#6a1b9a", "it": "#ef6c00"}
     group_h = len(HEADLINE_LANGS) * bar_h + group_gap
     height = len(headline) * group_h + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 60}" height="{height}" '
-             f'aria-label="Date-sensitive correct share per system and language">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 60}" height="{height}" '
+        f'aria-label="Date-sensitive correct share per system and language">'
+    ]
     for i, h in enumerate(headline):
         y0 = 10 + i * group_h
-        parts.append(f'<text x="{left - 8}" y="{y0 + 18}" text-anchor="end" font-size="12">{html.escape(h["system"])}</text>')
+        parts.append(
+            f'<text x="{left - 8}" y="{y0 + 18}" text-anchor="end" font-size="12">{html.escape(h["system"])}</text>'
+        )
         for j, lang in enumerate(HEADLINE_LANGS):
             value = h["date_sensitive_correct_pct_by_lang"][lang]
             w = width * (value or 0.0) / 100.0
             y = y0 + j * bar_h
-            parts.append(f'<rect x="{left}" y="{y}" width="{w:.2f}" height="{bar_h - 2}" fill="{lang_colours[lang]}">'
-                         f'<title>{html.escape(h["system"])} {lang}: {fmt(value)}%</title></rect>')
+            parts.append(
+                f'<rect x="{left}" y="{y}" width="{w:.2f}" height="{bar_h - 2}" fill="{lang_colours[lang]}">'
+                f"<title>{html.escape(h['system'])} {lang}: {fmt(value)}%</title></rect>"
+            )
     y = height - 14
     for j, lang in enumerate(HEADLINE_LANGS):
-        parts.append(f'<rect x="{left + j * 80}" y="{y - 10}" width="12" height="12" fill="{lang_colours[lang]}"/>'
-                     f'<text x="{left + j * 80 + 16}" y="{y}" font-size="12">{lang}</text>')
+        parts.append(
+            f'<rect x="{left + j * 80}" y="{y - 10}" width="12" height="12" fill="{lang_colours[lang]}"/>'
+            f'<text x="{left + j * 80 + 16}" y="{y}" font-size="12">{lang}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 

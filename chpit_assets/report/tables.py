@@ -131,10 +131,18 @@ def _abstention_rows(system: str, lines: list[dict], langs: list[str]) -> list[d
         given = [l for l in subset if not l.get("abstained")]
         wrong = sum(l["verdict"]["label"] == WRONG for l in given)
         correct = sum(l["verdict"]["label"] == CORRECT for l in given)
-        rows.append({"system": system, "lang": lang, "n": len(subset), "abstained": len(subset) - len(given),
-                     "abstained_pct": pct(len(subset) - len(given), len(subset)), "answered": len(given),
-                     "wrong_version_answered_pct": pct(wrong, len(given)),
-                     "correct_answered_pct": pct(correct, len(given))})
+        rows.append(
+            {
+                "system": system,
+                "lang": lang,
+                "n": len(subset),
+                "abstained": len(subset) - len(given),
+                "abstained_pct": pct(len(subset) - len(given), len(subset)),
+                "answered": len(given),
+                "wrong_version_answered_pct": pct(wrong, len(given)),
+                "correct_answered_pct": pct(correct, len(given)),
+            }
+        )
     return rows
 
 
@@ -179,8 +187,12 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
     for lang in langs:
         known = [i for i in sorted(item_ids[lang]) if i in easy]
         sensitive = sum(not easy[i] for i in known)
-        date_sensitive[lang] = {"items": len(item_ids[lang]), "known": len(known), "date_sensitive": sensitive,
-                                "date_sensitive_pct": pct(sensitive, len(known))}
+        date_sensitive[lang] = {
+            "items": len(item_ids[lang]),
+            "known": len(known),
+            "date_sensitive": sensitive,
+            "date_sensitive_pct": pct(sensitive, len(known)),
+        }
     return {
         "columns": list(HEADLINE_COLUMNS),
         "systems": systems,

@@ -110,8 +110,9 @@ class EndpointConfig:
 
     def usd(self, input_tokens: int, output_tokens: int) -> float:
         """Tokens x price (PROTOCOL §7); an unpriced endpoint (a free local one) costs 0."""
-        return (input_tokens / 1e6 * (self.price_input_per_mtok or 0.0)
-                + output_tokens / 1e6 * (self.price_output_per_mtok or 0.0))
+        return input_tokens / 1e6 * (self.price_input_per_mtok or 0.0) + output_tokens / 1e6 * (
+            self.price_output_per_mtok or 0.0
+        )
 
     def api_key(self) -> str | None:
         if not self.api_key_env:
@@ -247,7 +248,9 @@ class ChatClient:
                 f"endpoint {url} rejected the API key from ${self.config.api_key_env} (HTTP {resp.status_code})"
             )
 
-    def chat(self, messages: list[dict], *, tools: list[dict] | None = None, tool_choice: str | None = None) -> ChatReply:
+    def chat(
+        self, messages: list[dict], *, tools: list[dict] | None = None, tool_choice: str | None = None
+    ) -> ChatReply:
         """One completion; re-asked once at the larger budget when cut off (`length`) or blank without
         tool calls, and the second reply accepted whatever it is (PROTOCOL §4)."""
         reply = self._complete(messages, tools, tool_choice, self.config.max_tokens)
@@ -301,7 +304,9 @@ class ChatClient:
                 code = _body_error_code(body)
                 if resp.status_code == 200 and code is None:
                     return self._parse(resp, body, attempt, time.monotonic() - started, max_tokens)
-                problem = f"HTTP {resp.status_code}" + (f" (error code {code})" if code else "") + f": {resp.text[:300]}"
+                problem = (
+                    f"HTTP {resp.status_code}" + (f" (error code {code})" if code else "") + f": {resp.text[:300]}"
+                )
                 if resp.status_code not in RETRY_CODES and code not in RETRY_CODES:
                     raise self._error(problem)
             if attempt > len(delays):
@@ -338,9 +343,16 @@ class ChatClient:
     def supports_tool_calls(self) -> bool:
         """Issue 14 item 5: does the endpoint answer a trivial tool request with a tool call?
         (llama.cpp without a tool-aware chat template silently drops `tools`.) Free on a local server."""
-        probe = [{"type": "function", "function": {
-            "name": "get_time", "description": "Current time in a city.",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+        probe = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_time",
+                    "description": "Current time in a city.",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+                },
+            }
+        ]
         messages = [{"role": "user", "content": "What time is it in Bern? Use the get_time tool."}]
         body = {**self.payload(messages, probe, "required", 64), "max_tokens": 64}
         try:
@@ -377,7 +389,9 @@ def spend_confirmed(confirm: bool = False) -> bool:
     return confirm or "1" in (os.environ.get(CONFIRM_ENV), os.environ.get(PUBLISHED_CONFIRM_ENV))
 
 
-def cost_gate(config: EndpointConfig, estimate: dict, *, confirm: bool = False, echo: Callable[[str], None] | None = None) -> bool:
+def cost_gate(
+    config: EndpointConfig, estimate: dict, *, confirm: bool = False, echo: Callable[[str], None] | None = None
+) -> bool:
     """R3, PROTOCOL §7: before a run against a non-loopback endpoint, print the estimate and refuse
     without confirmation (`confirm`, CHPIT_CONFIRM_SPEND=1 or the published CHPIT_CONFIRM=1).
 

@@ -66,15 +66,25 @@ class ServeOptions:
     tokens of prompt + answer (llama.cpp splits its total context evenly across slots)."""
 
     host: str = "127.0.0.1"
-    port: int = 0                 # 0 = a free port chosen by the server
+    port: int = 0  # 0 = a free port chosen by the server
     ctx_size: int = 4096
     threads: int = 2
     parallel: int = 1
     model_path: Path | None = None
 
     def argv(self) -> list[str]:
-        args = ["--host", self.host, "--port", str(self.port), "--ctx-size", str(self.ctx_size),
-                "--threads", str(self.threads), "--parallel", str(self.parallel)]
+        args = [
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--ctx-size",
+            str(self.ctx_size),
+            "--threads",
+            str(self.threads),
+            "--parallel",
+            str(self.parallel),
+        ]
         return args + (["--model-path", str(self.model_path)] if self.model_path else [])
 
 
@@ -125,9 +135,20 @@ class LocalModelServer:
         # llama.cpp logs a lot; a file keeps it readable after a failure without a pipe to drain.
         self._log = tempfile.NamedTemporaryFile(prefix="chpit-llama-", suffix=".log", delete=False)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "chpit_assets.runs.local_model", "serve", "--watch-stdin", "--model-path", str(self.model_path),
-             *self.options.argv()],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True,
+            [
+                sys.executable,
+                "-m",
+                "chpit_assets.runs.local_model",
+                "serve",
+                "--watch-stdin",
+                "--model-path",
+                str(self.model_path),
+                *self.options.argv(),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
         )
         try:
             self.base_url = self._announced()["base_url"]
@@ -142,8 +163,10 @@ class LocalModelServer:
         reader.start()
         reader.join(self.startup_timeout)
         if not line or not line[0].strip():
-            raise LocalModelError(f"local model server did not start within {self.startup_timeout:.0f} s "
-                                  f"(exit code {self._proc.poll()}); log tail:\n{self.log_tail()}")
+            raise LocalModelError(
+                f"local model server did not start within {self.startup_timeout:.0f} s "
+                f"(exit code {self._proc.poll()}); log tail:\n{self.log_tail()}"
+            )
         return json.loads(line[0])
 
     def _wait_healthy(self) -> None:
@@ -155,8 +178,10 @@ class LocalModelServer:
             except httpx.TransportError:
                 pass
             if self._proc.poll() is not None or time.monotonic() > deadline:
-                raise LocalModelError(f"local model server at {self.base_url} never became healthy "
-                                      f"(exit code {self._proc.poll()}); log tail:\n{self.log_tail()}")
+                raise LocalModelError(
+                    f"local model server at {self.base_url} never became healthy "
+                    f"(exit code {self._proc.poll()}); log tail:\n{self.log_tail()}"
+                )
             time.sleep(0.2)
 
     def log_tail(self, lines: int = 20) -> str:
@@ -200,7 +225,7 @@ def serve(options: ServeOptions, watch_stdin: bool) -> None:
     params.n_ctx = options.ctx_size * options.parallel
     params.cpuparams.n_threads = options.threads
     params.cpuparams_batch.n_threads = options.threads
-    params.ui = False            # no web UI: this server is an API for the runners
+    params.ui = False  # no web UI: this server is an API for the runners
     # Temperature 0 must give the same answer to the same request (R3). With the prompt cache on, a
     # repeated prompt is decoded from KV entries computed in a different batch shape, which shifts the
     # logits enough to change a greedy continuation (seen: the second identical request diverged).
@@ -216,12 +241,14 @@ def serve(options: ServeOptions, watch_stdin: bool) -> None:
     base_url = server.listening_address.strip()
     print(json.dumps({"base_url": base_url, "model": model_name(path)}), flush=True)
     stopping.wait()
-    del server   # ~Server stops llama.cpp's loop and frees the model
+    del server  # ~Server stops llama.cpp's loop and frees the model
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m chpit_assets.runs.local_model",
-                                     description="SmolLM2-135M-Instruct on a local llama.cpp server (offline)")
+    parser = argparse.ArgumentParser(
+        prog="python -m chpit_assets.runs.local_model",
+        description="SmolLM2-135M-Instruct on a local llama.cpp server (offline)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="serve the model on 127.0.0.1 until interrupted")
     defaults = ServeOptions()
@@ -233,8 +260,10 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--model-path", type=Path, default=None, help="a GGUF file (default: SmolLM2 from its wheel)")
     s.add_argument("--watch-stdin", action="store_true", help="exit when stdin closes (used by LocalModelServer)")
     args = parser.parse_args(argv)
-    serve(ServeOptions(args.host, args.port, args.ctx_size, args.threads, args.parallel, args.model_path),
-          args.watch_stdin)
+    serve(
+        ServeOptions(args.host, args.port, args.ctx_size, args.threads, args.parallel, args.model_path),
+        args.watch_stdin,
+    )
 
 
 if __name__ == "__main__":

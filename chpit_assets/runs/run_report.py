@@ -40,8 +40,12 @@ def estimate(mode: str, run: ModelRun) -> dict:
     """PROTOCOL §7 estimate of `run.items`, at the run's price."""
     tokens = [estimate_tokens(mode, item) for item in run.items]
     tokens_in, tokens_out = sum(t[0] for t in tokens), sum(t[1] for t in tokens)
-    return {"items": len(run.items), "input_tokens": tokens_in, "output_tokens": tokens_out,
-            "usd": _usd(tokens_in, tokens_out, _price(run.lines))}
+    return {
+        "items": len(run.items),
+        "input_tokens": tokens_in,
+        "output_tokens": tokens_out,
+        "usd": _usd(tokens_in, tokens_out, _price(run.lines)),
+    }
 
 
 def actual(run: ModelRun) -> dict:
@@ -52,8 +56,10 @@ def actual(run: ModelRun) -> dict:
     tokens_in = sum(line["input_tokens"] for line in run.lines)
     tokens_out = sum(line["output_tokens"] for line in run.lines)
     reported = sum(line.get("cost_reported_usd") or 0.0 for line in run.lines)
-    from_tokens = sum(_usd(line["input_tokens"], line["output_tokens"], line.get("receipt", {}).get("price_per_mtok"))
-                      for line in run.lines)
+    from_tokens = sum(
+        _usd(line["input_tokens"], line["output_tokens"], line.get("receipt", {}).get("price_per_mtok"))
+        for line in run.lines
+    )
     return {
         "items": len(run.items),
         "answered": sum(1 for line in won if not line.get("error")),

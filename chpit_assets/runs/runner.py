@@ -33,10 +33,28 @@ from .systems import Answer, System, base_mode, published_name
 
 VERDICT_FIELDS = ("label", "gold_coverage", "distractor_coverage", "shared_coverage", "distractor_all_coverage")
 # Item fields the report needs next to each verdict (R4), copied into the scored view.
-ITEM_FIELDS = ("id", "lang", "act_id", "sr_number", "article_number", "e_id", "as_of", "kind", "gold_is_current", "recite_label")
+ITEM_FIELDS = (
+    "id",
+    "lang",
+    "act_id",
+    "sr_number",
+    "article_number",
+    "e_id",
+    "as_of",
+    "kind",
+    "gold_is_current",
+    "recite_label",
+)
 # The published mode extras (PROTOCOL §4, §5), carried into the scored view when a line has them.
-VIEW_EXTRAS = ("context_empty", "tool_result", "n_tool_calls", "as_of_any", "as_of_passed", "sr_article_correct",
-               "abstained")  # the last: cite or abstain (issue 16), for the report's abstention table
+VIEW_EXTRAS = (
+    "context_empty",
+    "tool_result",
+    "n_tool_calls",
+    "as_of_any",
+    "as_of_passed",
+    "sr_article_correct",
+    "abstained",
+)  # the last: cite or abstain (issue 16), for the report's abstention table
 
 
 def results_path(results_dir: Path | str, system_key: str, lang: str) -> Path:
@@ -179,8 +197,9 @@ def line_cost(system: System, input_tokens: int, output_tokens: int, reported: f
     return system.config.usd(input_tokens, output_tokens) if system.config is not None else 0.0
 
 
-def result_line(system: System, item: dict, answer: Answer, started: str, finished: str, latency: float,
-                workers: int = 1) -> dict:
+def result_line(
+    system: System, item: dict, answer: Answer, started: str, finished: str, latency: float, workers: int = 1
+) -> dict:
     """One line, published keys first in published order (PROTOCOL §7), then ours."""
     calls = [r.record() for r in answer.replies]
     final = answer.replies[-1] if answer.replies else None
@@ -214,8 +233,14 @@ def result_line(system: System, item: dict, answer: Answer, started: str, finish
         "call_log": calls,
         "lookup": answer.lookup,
         "receipt": {
-            **receipt(item, contexts=answer.contexts, prompt=answer.prompt, settings=settings,
-                      started_at=started, finished_at=finished),
+            **receipt(
+                item,
+                contexts=answer.contexts,
+                prompt=answer.prompt,
+                settings=settings,
+                started_at=started,
+                finished_at=finished,
+            ),
             "workers": workers,
             "price_per_mtok": price_per_mtok(system),
         },
@@ -356,7 +381,9 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
 
 
 def write_jsonl_atomic(path: Path | str, lines: Iterable[dict]) -> None:
-    write_atomic(path, "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines).encode("utf-8"))
+    write_atomic(
+        path, "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines).encode("utf-8")
+    )
 
 
 def estimate_run(system: System, items: list[dict]) -> dict:

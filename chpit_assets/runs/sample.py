@@ -36,7 +36,7 @@ def sample_lang(items: list[dict], lang: str, n: int, seed: int = SEED) -> list[
     for kind in QUOTA_ORDER:
         bucket = buckets.get(kind, [])
         chosen += bucket[: quota[kind]]
-        leftover += bucket[quota[kind]:]
+        leftover += bucket[quota[kind] :]
     if len(chosen) < target:
         rng.shuffle(leftover)
         chosen += leftover[: target - len(chosen)]

@@ -30,8 +30,16 @@ from .errors import QuestionNotUnderstood, UnknownSystemError
 
 FREE_SYSTEMS = ("cite/current", "cite/pit", "search/pit")  # model-free, ours (issue 16)
 LOOKUP_MODES = ("oracle", "recite", *FREE_SYSTEMS)
-MODEL_MODES = ("closed", "current", "pit", "agentic", "pit+verify", "agentic+search", "agentic+verify",
-               "agentic+search+verify")
+MODEL_MODES = (
+    "closed",
+    "current",
+    "pit",
+    "agentic",
+    "pit+verify",
+    "agentic+search",
+    "agentic+verify",
+    "agentic+search+verify",
+)
 MAX_TOOL_ROUNDS = 4  # R1, PROTOCOL §5: rounds 0-3 may call tools, round 4 must answer
 
 # The card's closed-book system prompt, verbatim ("Baselines", closed).
@@ -178,8 +186,9 @@ class OracleSystem(System):
     def answer(self, item: dict) -> Answer:
         # By e_id, exactly: the oracle proves builder and scorer agree, so it must not guess an article.
         # An edition may repeat an e_id; the item's occurrence (when it carries one) names which.
-        result = self.tools.resolve_by_act(item["act_id"], item["lang"], item["as_of"], e_id=item["e_id"],
-                                           occurrence=item.get("occurrence"))
+        result = self.tools.resolve_by_act(
+            item["act_id"], item["lang"], item["as_of"], e_id=item["e_id"], occurrence=item.get("occurrence")
+        )
         return Answer(text=result.text, contexts=[result.text], lookup=_lookup_fields(result))
 
 
@@ -212,12 +221,20 @@ class CiteSystem(System):
         from chpit_assets.search.query import parse_citation
 
         cited = parse_citation(item["question"], item["lang"])
-        missing = [name for name, value in (("article", cited.article), ("SR number", cited.sr_number),
-                                            ("date", cited.as_of if self.dated else True)) if not value]
+        missing = [
+            name
+            for name, value in (
+                ("article", cited.article),
+                ("SR number", cited.sr_number),
+                ("date", cited.as_of if self.dated else True),
+            )
+            if not value
+        ]
         if missing:
             raise QuestionNotUnderstood(f"{self.key}: no {', '.join(missing)} in question {item['question']!r}")
-        result = self.tools.ch_get_act_article(cited.sr_number, cited.article, item["lang"],
-                                               as_of=cited.as_of if self.dated else None)
+        result = self.tools.ch_get_act_article(
+            cited.sr_number, cited.article, item["lang"], as_of=cited.as_of if self.dated else None
+        )
         return Answer(text=result.text, contexts=[result.text], lookup=_lookup_fields(result))
 
 
@@ -276,7 +293,6 @@ class ClosedSystem(_ModelSystem):
         return self._ask(messages, [])
 
 
-
 class ContextSystem(_ModelSystem):
     """R1/R1b, PROTOCOL §4: `current` hands the model the edition `ch_get_act_article` returns without a
     date (today's), `pit` the one it returns for the item's as_of. A miss is not an error: the model is
@@ -296,8 +312,11 @@ class ContextSystem(_ModelSystem):
         version = result.get("version") or {}
         tool_result = {"error": result.get("error"), "as_of": result.get("as_of", arguments.get("as_of"))}
         tool_result.update({k: version[k] for k in ("version_id", "date_applicability") if k in version})
-        lookup = None if not text else {
-            "version_id": version.get("version_id"), "e_id": article.get("e_id"), "as_of": result.get("as_of")}
+        lookup = (
+            None
+            if not text
+            else {"version_id": version.get("version_id"), "e_id": article.get("e_id"), "as_of": result.get("as_of")}
+        )
         messages = [
             {"role": "system", "content": CONTEXT_SYSTEM_PROMPT},
             {"role": "user", "content": f"{item['question']}\n\n<context>\n{text}\n</context>"},
@@ -394,15 +413,18 @@ class AgenticSystem(_ModelSystem):
     def _extras(item: dict, calls: list[dict]) -> dict:
         """PROTOCOL §5 line extras, over the `ch_get_act_article` calls: any with an `as_of`, any with
         the item's as_of, any naming the item's act and article (string equality)."""
-        article_args = [c["arguments"] for c in calls
-                        if c["name"] == "ch_get_act_article" and isinstance(c["arguments"], dict)]
+        article_args = [
+            c["arguments"] for c in calls if c["name"] == "ch_get_act_article" and isinstance(c["arguments"], dict)
+        ]
         return {
             "n_tool_calls": len(calls),
             "as_of_any": any("as_of" in a for a in article_args),
             "as_of_passed": any(str(a.get("as_of")) == item["as_of"] for a in article_args if "as_of" in a),
             "sr_article_correct": any(
-                str(a.get("sr_number")) == str(item["sr_number"]) and str(a.get("article")) == str(item["article_number"])
-                for a in article_args),
+                str(a.get("sr_number")) == str(item["sr_number"])
+                and str(a.get("article")) == str(item["article_number"])
+                for a in article_args
+            ),
         }
 
 
@@ -446,8 +468,11 @@ class VerifiedSystem(System):
                 continue
             evidence.append(Evidence(sr_number, found.act.abbreviation, article, found.text, found.edition.version_id))
         checked = verify_answer(answer.text or "", evidence)
-        answer.extras = {**answer.extras, "abstained": checked.abstained,
-                         "verification": {**checked.receipt(), "evidence_missing": misses}}
+        answer.extras = {
+            **answer.extras,
+            "abstained": checked.abstained,
+            "verification": {**checked.receipt(), "evidence_missing": misses},
+        }
         answer.text = checked.answer
         return answer
 

@@ -43,7 +43,7 @@ RRF_K = 60
 # A cited article outweighs rank 1 in all three text strategies together (4/61 > 2.8/61); `search`
 # relies on that to skip them when only the best hit is asked for and one article is cited.
 WEIGHTS = {"citation": 4.0, "phrase": 4.0, "number": 1.0, "words_all": 1.0, "words_any": 1.0, "grams": 0.8}
-CANDIDATES = 100   # per strategy: deep enough that fusion can promote what one strategy ranks low
+CANDIDATES = 100  # per strategy: deep enough that fusion can promote what one strategy ranks low
 MAX_DF_SHARE = 0.10
 SNIPPET_WORDS = 30
 
@@ -61,7 +61,7 @@ class Hit:
     date_end_applicability: str | None
     snippet: str
     score: float
-    strategies: dict[str, int]   # strategy -> rank of this article in it
+    strategies: dict[str, int]  # strategy -> rank of this article in it
 
     def as_dict(self) -> dict:
         return {
@@ -71,8 +71,11 @@ class Hit:
             "e_id": self.e_id,
             "occurrence": self.occurrence,
             "heading": self.heading,
-            "version": {"version_id": self.version_id, "date_applicability": self.date_applicability,
-                        "date_end_applicability": self.date_end_applicability},
+            "version": {
+                "version_id": self.version_id,
+                "date_applicability": self.date_applicability,
+                "date_end_applicability": self.date_end_applicability,
+            },
             "snippet": self.snippet,
             "score": round(self.score, 6),
             "strategies": self.strategies,
@@ -80,8 +83,10 @@ class Hit:
 
 
 # Candidates: articles of editions covering the date (inclusive end), optionally of one SR number.
-_IN_FORCE = ("e.date_applicability <= :as_of AND (e.date_end_applicability IS NULL OR "
-             "e.date_end_applicability >= :as_of) AND (:sr IS NULL OR e.sr_number = :sr)")
+_IN_FORCE = (
+    "e.date_applicability <= :as_of AND (e.date_end_applicability IS NULL OR "
+    "e.date_end_applicability >= :as_of) AND (:sr IS NULL OR e.sr_number = :sr)"
+)
 
 
 class SearchIndex:
@@ -93,14 +98,15 @@ class SearchIndex:
         self._db: sqlite3.Connection | None = None
         self._inode: tuple[int, int] | None = None
         self._articles = 0
-        self._df: dict[tuple[str, str], int] = {}   # (table, term) -> document count, of the open file
+        self._df: dict[tuple[str, str], int] = {}  # (table, term) -> document count, of the open file
 
     def _connection(self) -> sqlite3.Connection:
         try:
             stat = self.path.stat()
         except FileNotFoundError:
-            raise SearchIndexError(f"no search index for {self.lang!r} at {self.path}; "
-                                   f"materialise search_index[{self.lang}]") from None
+            raise SearchIndexError(
+                f"no search index for {self.lang!r} at {self.path}; materialise search_index[{self.lang}]"
+            ) from None
         inode = (stat.st_ino, stat.st_mtime_ns)
         if self._db is None or inode != self._inode:
             if self._db is not None:
@@ -109,8 +115,10 @@ class SearchIndex:
             self._db = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
             version = self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if version is None or version[0] != INDEX_VERSION:
-                raise SearchIndexError(f"{self.path} has index version {version and version[0]!r}, "
-                                       f"this code reads {INDEX_VERSION!r}; materialise search_index[{self.lang}]")
+                raise SearchIndexError(
+                    f"{self.path} has index version {version and version[0]!r}, "
+                    f"this code reads {INDEX_VERSION!r}; materialise search_index[{self.lang}]"
+                )
             self._inode = inode
             self._articles = self._db.execute("SELECT count(*) FROM article").fetchone()[0]
             self._df = {}
@@ -124,8 +132,11 @@ class SearchIndex:
     def search(self, query: str, as_of: date, sr_number: str | None = None, limit: int = 10) -> list[Hit]:
         db = self._connection()
         citation = parse_citation(query, self.lang)
-        if sr_number is None and citation.sr_number is not None and db.execute(
-                "SELECT 1 FROM edition WHERE sr_number = ? LIMIT 1", [citation.sr_number]).fetchone():
+        if (
+            sr_number is None
+            and citation.sr_number is not None
+            and db.execute("SELECT 1 FROM edition WHERE sr_number = ? LIMIT 1", [citation.sr_number]).fetchone()
+        ):
             # A question that names its act ("DSG (SR 235.1)") is about that act: its words and
             # phrases are searched there, not in the hundred other acts that share them.
             sr_number = citation.sr_number
@@ -133,9 +144,15 @@ class SearchIndex:
         # Scoped to one act, the text strategies read only the row-id ranges of its editions in force
         # (an edition's articles are inserted together, so they are one range): FTS5 then seeks
         # into each posting list instead of scoring every match in the index and filtering after.
-        ranges = None if sr_number is None else db.execute(
-            f"SELECT min(a.id), max(a.id) FROM article a JOIN edition e USING (version_id) WHERE {_IN_FORCE} "
-            "GROUP BY e.version_id ORDER BY e.version_id", params).fetchall()
+        ranges = (
+            None
+            if sr_number is None
+            else db.execute(
+                f"SELECT min(a.id), max(a.id) FROM article a JOIN edition e USING (version_id) WHERE {_IN_FORCE} "
+                "GROUP BY e.version_id ORDER BY e.version_id",
+                params,
+            ).fetchall()
+        )
         tokens = words(query, self.lang)
         rankings: dict[str, list[int]] = {}
         if citation.article is not None:
@@ -150,8 +167,9 @@ class SearchIndex:
             return self._fuse(db, rankings, tokens, limit)
         if phrases:
             # Phrases are position lookups, cheap whatever their words' frequency: no term is dropped.
-            rankings["phrase"] = self._ranked(db, "words", f"bm25(words, {weights})", " OR ".join(phrases), params,
-                                              ranges)
+            rankings["phrase"] = self._ranked(
+                db, "words", f"bm25(words, {weights})", " OR ".join(phrases), params, ranges
+            )
         informative = self.informative(db, "words", tokens)
         for name, operator in (("words_all", "AND"), ("words_any", "OR")):
             expression = match_expression(informative, operator)
@@ -178,18 +196,33 @@ class SearchIndex:
         limit = max(1, MAX_DF_SHARE * self._articles)
         return [t for t in unique if 0 < counts.get(t, 0) <= limit]
 
-    def _ranked(self, db: sqlite3.Connection, table: str, rank: str, expression: str, params: dict,
-                ranges: list[tuple[int, int]] | None) -> list[int]:
+    def _ranked(
+        self,
+        db: sqlite3.Connection,
+        table: str,
+        rank: str,
+        expression: str,
+        params: dict,
+        ranges: list[tuple[int, int]] | None,
+    ) -> list[int]:
         """The best CANDIDATES matches in force, by BM25 (global statistics either way), then the key."""
-        sql = (f"SELECT a.id, {rank} AS score, e.sr_number, e.version_id, a.e_id, a.occurrence FROM {table} f "
-               f"JOIN article a ON a.id = f.rowid JOIN edition e USING (version_id) "
-               f"WHERE {table} MATCH :q AND {_IN_FORCE} {{within}} "
-               f"ORDER BY score, e.sr_number, e.version_id, a.e_id, a.occurrence LIMIT {CANDIDATES}")
+        sql = (
+            f"SELECT a.id, {rank} AS score, e.sr_number, e.version_id, a.e_id, a.occurrence FROM {table} f "
+            f"JOIN article a ON a.id = f.rowid JOIN edition e USING (version_id) "
+            f"WHERE {table} MATCH :q AND {_IN_FORCE} {{within}} "
+            f"ORDER BY score, e.sr_number, e.version_id, a.e_id, a.occurrence LIMIT {CANDIDATES}"
+        )
         if ranges is None:
             rows = db.execute(sql.format(within=""), {**params, "q": expression}).fetchall()
         else:
-            rows = [row for lo, hi in ranges for row in db.execute(
-                sql.format(within="AND f.rowid BETWEEN :lo AND :hi"), {**params, "q": expression, "lo": lo, "hi": hi})]
+            rows = [
+                row
+                for lo, hi in ranges
+                for row in db.execute(
+                    sql.format(within="AND f.rowid BETWEEN :lo AND :hi"),
+                    {**params, "q": expression, "lo": lo, "hi": hi},
+                )
+            ]
             rows.sort(key=lambda r: r[1:])
         return [r[0] for r in rows[:CANDIDATES]]
 
@@ -207,7 +240,8 @@ class SearchIndex:
         def names_act(row: tuple) -> bool:
             sr, abbr = row[1], row[2]
             return (citation.sr_number is not None and sr == citation.sr_number) or (
-                abbreviation is not None and abbr is not None and fold(abbr, self.lang) == abbreviation)
+                abbreviation is not None and abbr is not None and fold(abbr, self.lang) == abbreviation
+            )
 
         rows.sort(key=lambda r: ("/" in r[3], r[4], r[1], r[5], r[3]))
         return [r[0] for r in rows if names_act(r)][:CANDIDATES], [r[0] for r in rows][:CANDIDATES]
@@ -221,19 +255,43 @@ class SearchIndex:
                 ranks.setdefault(article, {})[name] = rank
         if not scores:
             return []
-        keys = {r[0]: r[1:] for r in db.execute(
-            "SELECT a.id, e.sr_number, e.version_id, a.e_id, a.occurrence FROM article a JOIN edition e "
-            f"USING (version_id) WHERE a.id IN ({','.join('?' * len(scores))})", list(scores))}
+        keys = {
+            r[0]: r[1:]
+            for r in db.execute(
+                "SELECT a.id, e.sr_number, e.version_id, a.e_id, a.occurrence FROM article a JOIN edition e "
+                f"USING (version_id) WHERE a.id IN ({','.join('?' * len(scores))})",
+                list(scores),
+            )
+        }
         top = sorted(scores, key=lambda i: (-scores[i], *keys[i]))[:limit]
-        rows = {r[0]: r[1:] for r in db.execute(
-            "SELECT a.id, e.sr_number, e.abbreviation, a.article_number, a.e_id, a.occurrence, a.heading, "
-            "e.version_id, e.date_applicability, e.date_end_applicability, a.text "
-            f"FROM article a JOIN edition e USING (version_id) WHERE a.id IN ({','.join('?' * len(top))})", top)}
+        rows = {
+            r[0]: r[1:]
+            for r in db.execute(
+                "SELECT a.id, e.sr_number, e.abbreviation, a.article_number, a.e_id, a.occurrence, a.heading, "
+                "e.version_id, e.date_applicability, e.date_end_applicability, a.text "
+                f"FROM article a JOIN edition e USING (version_id) WHERE a.id IN ({','.join('?' * len(top))})",
+                top,
+            )
+        }
         hits = []
         for article in top:
             sr, abbr, number, e_id, occurrence, heading, version_id, start, end, text = rows[article]
-            hits.append(Hit(sr, abbr, number, e_id, occurrence, heading, version_id, start, end,
-                            snippet(text, tokens, self.lang), scores[article], ranks[article]))
+            hits.append(
+                Hit(
+                    sr,
+                    abbr,
+                    number,
+                    e_id,
+                    occurrence,
+                    heading,
+                    version_id,
+                    start,
+                    end,
+                    snippet(text, tokens, self.lang),
+                    scores[article],
+                    ranks[article],
+                )
+            )
         return hits
 
 
@@ -247,8 +305,8 @@ def snippet(text: str, tokens: list[str], lang: str, size: int = SNIPPET_WORDS) 
     wanted = set(tokens)
     first = next((n for n, m in enumerate(spans) if set(fold(m[0], lang).split()) & wanted), 0)
     start = max(0, min(first - size // 3, len(spans) - size))
-    chosen = spans[start:start + size]
+    chosen = spans[start : start + size]
     if not chosen:
         return ""
-    body = text[chosen[0].start():chosen[-1].end()]
+    body = text[chosen[0].start() : chosen[-1].end()]
     return ("…" if start > 0 else "") + body + ("…" if start + size < len(spans) else "")

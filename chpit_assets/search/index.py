@@ -97,7 +97,7 @@ class IndexBuild:
     articles: int
     editions_added: int
     editions_removed: int
-    digest: str            # of every indexed edition's fingerprint: equal digests, equal index content
+    digest: str  # of every indexed edition's fingerprint: equal digests, equal index content
 
 
 def number_key(article_number: str | None) -> str | None:
@@ -164,27 +164,42 @@ def _readable_version(path: Path) -> str | None:
         return None
 
 
-_WORDS_INSERT = "INSERT INTO words (rowid, abbreviation, title, article_number, heading, text) VALUES (?, ?, ?, ?, ?, ?)"
+_WORDS_INSERT = (
+    "INSERT INTO words (rowid, abbreviation, title, article_number, heading, text) VALUES (?, ?, ?, ?, ?, ?)"
+)
 _GRAMS_INSERT = "INSERT INTO grams (rowid, gram) VALUES (?, ?)"
-_WORDS_DELETE = ("INSERT INTO words (words, rowid, abbreviation, title, article_number, heading, text) "
-                 "VALUES ('delete', ?, ?, ?, ?, ?, ?)")
+_WORDS_DELETE = (
+    "INSERT INTO words (words, rowid, abbreviation, title, article_number, heading, text) "
+    "VALUES ('delete', ?, ?, ?, ?, ?, ?)"
+)
 _GRAMS_DELETE = "INSERT INTO grams (grams, rowid, gram) VALUES ('delete', ?, ?)"
 
 
-def _fts_values(article_id: int, abbreviation: str, title: str, number: str | None, heading: str | None,
-                text: str, lang: str) -> tuple[tuple, tuple]:
+def _fts_values(
+    article_id: int, abbreviation: str, title: str, number: str | None, heading: str | None, text: str, lang: str
+) -> tuple[tuple, tuple]:
     """The rows of `words` and `grams` for one article: what is inserted, and what a deletion repeats."""
     folded_heading, folded_text = fold(heading or "", lang), fold(text, lang)
-    return ((article_id, fold(abbreviation, lang), fold(title, lang), fold(number or "", lang), folded_heading,
-             folded_text),
-            (article_id, " ".join(grams(f"{folded_heading} {folded_text}"))))
+    return (
+        (
+            article_id,
+            fold(abbreviation, lang),
+            fold(title, lang),
+            fold(number or "", lang),
+            folded_heading,
+            folded_text,
+        ),
+        (article_id, " ".join(grams(f"{folded_heading} {folded_text}"))),
+    )
 
 
 def _delete(db: sqlite3.Connection, version_ids: list[int], lang: str) -> None:
     for version_id in version_ids:
         rows = db.execute(
             "SELECT a.id, coalesce(e.abbreviation, ''), e.title, a.article_number, a.heading, a.text "
-            "FROM article a JOIN edition e USING (version_id) WHERE a.version_id = ?", [version_id]).fetchall()
+            "FROM article a JOIN edition e USING (version_id) WHERE a.version_id = ?",
+            [version_id],
+        ).fetchall()
         values = [_fts_values(*row, lang) for row in rows]
         db.executemany(_WORDS_DELETE, [w for w, _ in values])
         db.executemany(_GRAMS_DELETE, [g for _, g in values])
@@ -192,15 +207,18 @@ def _delete(db: sqlite3.Connection, version_ids: list[int], lang: str) -> None:
         db.execute("DELETE FROM edition WHERE version_id = ?", [version_id])
 
 
-def _insert(db: sqlite3.Connection, con: duckdb.DuckDBPyConnection, lang: str,
-            editions: list[tuple[tuple, str]]) -> None:
+def _insert(
+    db: sqlite3.Connection, con: duckdb.DuckDBPyConnection, lang: str, editions: list[tuple[tuple, str]]
+) -> None:
     if not editions:
         return
     by_version = {}
     for row, fingerprint in editions:
         version_id, act_id, sr_number, abbreviation, title, start, end = row[:7]
-        db.execute("INSERT INTO edition VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   [version_id, act_id, sr_number, abbreviation, title, start, end, fingerprint])
+        db.execute(
+            "INSERT INTO edition VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [version_id, act_id, sr_number, abbreviation, title, start, end, fingerprint],
+        )
         by_version[version_id] = (abbreviation or "", title)
     next_id = (db.execute("SELECT coalesce(max(id), 0) FROM article").fetchone()[0]) + 1
     cursor = con.execute(_ARTICLES_SQL, {"ids": sorted(by_version)})

@@ -54,7 +54,7 @@ def grams(folded: str, n: int = GRAM, min_word: int = GRAM_MIN_WORD) -> list[str
     out: list[str] = []
     for word in folded.split():
         if len(word) >= min_word:
-            out.extend(word[i:i + n] for i in range(len(word) - n + 1))
+            out.extend(word[i : i + n] for i in range(len(word) - n + 1))
     return out
 
 
@@ -73,8 +73,11 @@ _QUOTED = re.compile(r"«\s*([^»]+?)\s*»|\"([^\"]+)\"|„([^“”]+)[“”]|
 
 def quoted_phrases(text: str) -> list[str]:
     """The quoted spans of a query, in order (empty ones left out)."""
-    return [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text)
-            if any(g and g.strip() for g in m.groups())]
+    return [
+        next(g for g in m.groups() if g is not None)
+        for m in _QUOTED.finditer(text)
+        if any(g and g.strip() for g in m.groups())
+    ]
 
 
 def phrase_expression(phrase: str, lang: str) -> str | None:
@@ -87,9 +90,9 @@ def phrase_expression(phrase: str, lang: str) -> str | None:
 class Citation:
     """What a question names, read from its text alone (not from an item's fields)."""
 
-    article: str | None        # "24", "336a", "5bis", "268a bis"
-    abbreviation: str | None   # "DSG", "CO", "LPD"
-    sr_number: str | None      # "235.1", "0.107"
+    article: str | None  # "24", "336a", "5bis", "268a bis"
+    abbreviation: str | None  # "DSG", "CO", "LPD"
+    sr_number: str | None  # "235.1", "0.107"
     as_of: date | None
 
 

@@ -27,8 +27,12 @@ class SearchResult:
     hits: list[Hit]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "lang": self.lang, "as_of": self.as_of.isoformat(),
-                "hits": [{k: v for k, v in h.as_dict().items() if k in _PUBLIC} for h in self.hits]}
+        return {
+            "query": self.query,
+            "lang": self.lang,
+            "as_of": self.as_of.isoformat(),
+            "hits": [{k: v for k, v in h.as_dict().items() if k in _PUBLIC} for h in self.hits],
+        }
 
 
 class SearchTool:

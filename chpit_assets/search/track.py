@@ -58,7 +58,7 @@ def windows(text: str, size: int) -> Iterable[str]:
     for line in text.splitlines():
         words = _MARKER.sub("", line.strip()).split()
         for start in range(len(words) - size + 1):
-            yield " ".join(words[start:start + size])
+            yield " ".join(words[start : start + size])
 
 
 def distinctive_phrase(gold: str, distractor: str, others: Iterable[str]) -> tuple[str | None, str | None]:
@@ -104,16 +104,19 @@ def build_track(items: Iterable[dict], other_articles: Callable[[int, str], list
     gives the texts of every other article of that edition (T3)."""
     out = TrackBuild([])
     for item in items:
-        others = other_articles(item["gold"]["version_id"], item["e_id"]) + \
-            other_articles(item["distractor"]["version_id"], item["e_id"])
+        others = other_articles(item["gold"]["version_id"], item["e_id"]) + other_articles(
+            item["distractor"]["version_id"], item["e_id"]
+        )
         phrase, skip = distinctive_phrase(item["gold"]["text"], item["distractor"]["text"], others)
         if phrase is None:
             out.skipped[skip] += 1
             continue
-        question = search_question(item["lang"], item["abbreviation"], item["sr_number"],
-                                   date.fromisoformat(item["as_of"]), phrase)
-        out.items.append({**item, "id": search_item_id(item["id"]), "question": question, "phrase": phrase,
-                          "core": False})
+        question = search_question(
+            item["lang"], item["abbreviation"], item["sr_number"], date.fromisoformat(item["as_of"]), phrase
+        )
+        out.items.append(
+            {**item, "id": search_item_id(item["id"]), "question": question, "phrase": phrase, "core": False}
+        )
     out.items.sort(key=lambda i: i["id"])
     return out
 
@@ -125,7 +128,8 @@ def other_articles_from(con) -> Callable[[int, str], list[str]]:
     def others(version_id: int, e_id: str) -> list[str]:
         if version_id not in cache:
             cache[version_id] = con.execute(
-                "SELECT e_id, text FROM ch_act_article WHERE version_id = ?", [version_id]).fetchall()
+                "SELECT e_id, text FROM ch_act_article WHERE version_id = ?", [version_id]
+            ).fetchall()
         return [text for other, text in cache[version_id] if other != e_id]
 
     return others

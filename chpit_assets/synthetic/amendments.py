@@ -67,76 +67,141 @@ class AmendmentError(RuntimeError):
 class Wording:
     """Per-language text for what an amendment writes."""
 
-    words: tuple[str, ...]        # replacements for word_changed
-    clauses: tuple[str, ...]      # appended before the final stop
-    paragraphs: tuple[str, ...]   # new paragraph texts; "{n}" becomes a number
-    amended: str                  # footnote openers, as Fedlex words them
+    words: tuple[str, ...]  # replacements for word_changed
+    clauses: tuple[str, ...]  # appended before the final stop
+    paragraphs: tuple[str, ...]  # new paragraph texts; "{n}" becomes a number
+    amended: str  # footnote openers, as Fedlex words them
     inserted: str
     repealed: str
     corrected: str
-    act_of: str                   # "{day}" and "{since}" are filled in
-    official: str                 # the official compilation's abbreviation (AS / RO / RU)
+    act_of: str  # "{day}" and "{since}" are filled in
+    official: str  # the official compilation's abbreviation (AS / RO / RU)
 
 
 WORDING: dict[str, Wording] = {
     "de": Wording(
-        words=("unverzüglich", "schriftlich", "elektronisch", "Bundesrat", "Verordnung", "angemessen",
-               "zuständige", "Aufsichtsbehörde", "vollständig"),
-        clauses=(", sofern das Gesetz nichts anderes vorsieht", " und begründet ihren Entscheid schriftlich",
-                 "; der Bundesrat regelt die Einzelheiten"),
-        paragraphs=("Der Bundesrat kann für Bearbeitungen zu nicht personenbezogenen Zwecken Ausnahmen vorsehen; "
-                    "er hört vorher die betroffenen Kreise an.",
-                    "Die zuständige Behörde entscheidet innert {n} Tagen nach Eingang des vollständigen Gesuchs "
-                    "und teilt ihren Entscheid schriftlich mit.",
-                    "Die Frist nach Absatz 1 beträgt {n} Tage; sie kann aus wichtigen Gründen einmal "
-                    "erstreckt werden."),
-        amended="Fassung gemäss", inserted="Eingefügt durch", repealed="Aufgehoben durch",
+        words=(
+            "unverzüglich",
+            "schriftlich",
+            "elektronisch",
+            "Bundesrat",
+            "Verordnung",
+            "angemessen",
+            "zuständige",
+            "Aufsichtsbehörde",
+            "vollständig",
+        ),
+        clauses=(
+            ", sofern das Gesetz nichts anderes vorsieht",
+            " und begründet ihren Entscheid schriftlich",
+            "; der Bundesrat regelt die Einzelheiten",
+        ),
+        paragraphs=(
+            "Der Bundesrat kann für Bearbeitungen zu nicht personenbezogenen Zwecken Ausnahmen vorsehen; "
+            "er hört vorher die betroffenen Kreise an.",
+            "Die zuständige Behörde entscheidet innert {n} Tagen nach Eingang des vollständigen Gesuchs "
+            "und teilt ihren Entscheid schriftlich mit.",
+            "Die Frist nach Absatz 1 beträgt {n} Tage; sie kann aus wichtigen Gründen einmal erstreckt werden.",
+        ),
+        amended="Fassung gemäss",
+        inserted="Eingefügt durch",
+        repealed="Aufgehoben durch",
         corrected="Berichtigung der Redaktionskommission der BVers vom {day}",
-        act_of="Ziff. I des BG vom {day}, in Kraft seit {since}", official="AS",
+        act_of="Ziff. I des BG vom {day}, in Kraft seit {since}",
+        official="AS",
     ),
     "fr": Wording(
-        words=("immédiatement", "électronique", "Conseil fédéral", "ordonnance", "appropriée", "compétente",
-               "surveillance", "intégralement", "préalablement"),
-        clauses=(", sauf disposition contraire de la loi", " et motive sa décision par écrit",
-                 "; le Conseil fédéral règle les modalités"),
-        paragraphs=("Le Conseil fédéral peut prévoir des exceptions pour les traitements à des fins ne se "
-                    "rapportant pas à des personnes; il consulte au préalable les milieux concernés.",
-                    "L’autorité compétente statue dans les {n} jours suivant la réception de la demande complète "
-                    "et communique sa décision par écrit.",
-                    "Le délai visé à l’al. 1 est de {n} jours; il peut être prolongé une fois pour de justes "
-                    "motifs."),
-        amended="Nouvelle teneur selon le", inserted="Introduit par le", repealed="Abrogé par le",
+        words=(
+            "immédiatement",
+            "électronique",
+            "Conseil fédéral",
+            "ordonnance",
+            "appropriée",
+            "compétente",
+            "surveillance",
+            "intégralement",
+            "préalablement",
+        ),
+        clauses=(
+            ", sauf disposition contraire de la loi",
+            " et motive sa décision par écrit",
+            "; le Conseil fédéral règle les modalités",
+        ),
+        paragraphs=(
+            "Le Conseil fédéral peut prévoir des exceptions pour les traitements à des fins ne se "
+            "rapportant pas à des personnes; il consulte au préalable les milieux concernés.",
+            "L’autorité compétente statue dans les {n} jours suivant la réception de la demande complète "
+            "et communique sa décision par écrit.",
+            "Le délai visé à l’al. 1 est de {n} jours; il peut être prolongé une fois pour de justes motifs.",
+        ),
+        amended="Nouvelle teneur selon le",
+        inserted="Introduit par le",
+        repealed="Abrogé par le",
         corrected="Rectification de la Commission de rédaction de l’Ass. féd. du {day}",
-        act_of="ch. I de la LF du {day}, en vigueur depuis le {since}", official="RO",
+        act_of="ch. I de la LF du {day}, en vigueur depuis le {since}",
+        official="RO",
     ),
     "it": Wording(
-        words=("immediatamente", "elettronica", "Consiglio federale", "ordinanza", "adeguata", "competente",
-               "vigilanza", "integralmente", "preventivamente"),
-        clauses=(", salvo diversa disposizione di legge", " e motiva per scritto la sua decisione",
-                 "; il Consiglio federale disciplina i dettagli"),
-        paragraphs=("Il Consiglio federale può prevedere eccezioni per i trattamenti per scopi che non si "
-                    "riferiscono a persone; sente previamente le cerchie interessate.",
-                    "L’autorità competente decide entro {n} giorni dalla ricezione della domanda completa e "
-                    "comunica per scritto la sua decisione.",
-                    "Il termine di cui al capoverso 1 è di {n} giorni; può essere prorogato una volta per "
-                    "motivi gravi."),
-        amended="Nuovo testo giusta il", inserted="Introdotto dal", repealed="Abrogato dal",
+        words=(
+            "immediatamente",
+            "elettronica",
+            "Consiglio federale",
+            "ordinanza",
+            "adeguata",
+            "competente",
+            "vigilanza",
+            "integralmente",
+            "preventivamente",
+        ),
+        clauses=(
+            ", salvo diversa disposizione di legge",
+            " e motiva per scritto la sua decisione",
+            "; il Consiglio federale disciplina i dettagli",
+        ),
+        paragraphs=(
+            "Il Consiglio federale può prevedere eccezioni per i trattamenti per scopi che non si "
+            "riferiscono a persone; sente previamente le cerchie interessate.",
+            "L’autorità competente decide entro {n} giorni dalla ricezione della domanda completa e "
+            "comunica per scritto la sua decisione.",
+            "Il termine di cui al capoverso 1 è di {n} giorni; può essere prorogato una volta per motivi gravi.",
+        ),
+        amended="Nuovo testo giusta il",
+        inserted="Introdotto dal",
+        repealed="Abrogato dal",
         corrected="Rettifica della Commissione di redazione dell’AF del {day}",
-        act_of="n. I della LF del {day}, in vigore dal {since}", official="RU",
+        act_of="n. I della LF del {day}, in vigore dal {since}",
+        official="RU",
     ),
     "en": Wording(
-        words=("immediately", "electronic", "Federal Council", "ordinance", "appropriate", "competent",
-               "supervisory", "completely", "beforehand"),
-        clauses=(", unless the law provides otherwise", " and gives written reasons for its decision",
-                 "; the Federal Council regulates the details"),
-        paragraphs=("The Federal Council may provide for exceptions for processing for purposes not related to "
-                    "specific persons; it consults the parties concerned beforehand.",
-                    "The competent authority decides within {n} days of receipt of the complete application and "
-                    "gives notice of its decision in writing.",
-                    "The time limit under paragraph 1 is {n} days; it may be extended once for good cause."),
-        amended="Amended by", inserted="Inserted by", repealed="Repealed by",
+        words=(
+            "immediately",
+            "electronic",
+            "Federal Council",
+            "ordinance",
+            "appropriate",
+            "competent",
+            "supervisory",
+            "completely",
+            "beforehand",
+        ),
+        clauses=(
+            ", unless the law provides otherwise",
+            " and gives written reasons for its decision",
+            "; the Federal Council regulates the details",
+        ),
+        paragraphs=(
+            "The Federal Council may provide for exceptions for processing for purposes not related to "
+            "specific persons; it consults the parties concerned beforehand.",
+            "The competent authority decides within {n} days of receipt of the complete application and "
+            "gives notice of its decision in writing.",
+            "The time limit under paragraph 1 is {n} days; it may be extended once for good cause.",
+        ),
+        amended="Amended by",
+        inserted="Inserted by",
+        repealed="Repealed by",
         corrected="Correction by the Drafting Committee of the Federal Assembly of {day}",
-        act_of="No I of the FA of {day}, in force since {since}", official="AS",
+        act_of="No I of the FA of {day}, in force since {since}",
+        official="AS",
     ),
 }
 
@@ -193,7 +258,8 @@ def blocks(article: etree._Element) -> list[etree._Element]:
     """The article's `<p>` and `<listIntroduction>` blocks that carry wording (not footnotes, not a
     repealed paragraph's "…")."""
     return [
-        b for b in article.iter(_P, _LIST_INTRO)
+        b
+        for b in article.iter(_P, _LIST_INTRO)
         if _is_wording_block(b, article) and "".join(_get(s) for s in _block_slots(b)).strip() != ELLIPSIS
     ]
 
@@ -255,7 +321,7 @@ def number_changed(article: etree._Element, rng: random.Random, lang: str, occas
     slot, m = rng.choice(found)
     text = _get(slot)
     new = str(int(m.group()) + rng.randint(1, 9))
-    _set(slot, text[: m.start()] + new + text[m.end():])
+    _set(slot, text[: m.start()] + new + text[m.end() :])
     _block_of(slot).append(make_note(article, lang, WORDING[lang].amended, occasion))
     return f"{m.group()} -> {new}"
 
@@ -269,7 +335,7 @@ def word_changed(article: etree._Element, rng: random.Random, lang: str, occasio
     slot, m = rng.choice(found)
     new = rng.choice([w for w in WORDING[lang].words if w != m.group()])
     text = _get(slot)
-    _set(slot, text[: m.start()] + new + text[m.end():])
+    _set(slot, text[: m.start()] + new + text[m.end() :])
     _block_of(slot).append(make_note(article, lang, WORDING[lang].amended, occasion))
     return f"{m.group()} -> {new}"
 
@@ -281,9 +347,9 @@ def clause_appended(article: etree._Element, rng: random.Random, lang: str, occa
     body = text.rstrip()
     clause = rng.choice(WORDING[lang].clauses)
     if body[-1] in ".;:":
-        new = body[:-1] + clause + body[-1] + text[len(body):]
+        new = body[:-1] + clause + body[-1] + text[len(body) :]
     else:
-        new = body + clause + text[len(body):]
+        new = body + clause + text[len(body) :]
     _set(slot, new)
     block.append(make_note(article, lang, WORDING[lang].amended, occasion))
     return clause.strip(" ,;")
@@ -299,7 +365,7 @@ def _last_sentence_cuts(article: etree._Element) -> list[tuple[Slot, int]]:
         slot = block_slots[-1]
         text = _get(slot)
         cuts = [m.start() for m in _SENTENCE.finditer(text)]
-        if cuts and cuts[-1] >= 25 and len(text[cuts[-1]:].strip()) >= 25:
+        if cuts and cuts[-1] >= 25 and len(text[cuts[-1] :].strip()) >= 25:
             out.append((slot, cuts[-1]))
     return out
 
@@ -312,7 +378,7 @@ def sentence_removed(article: etree._Element, rng: random.Random, lang: str, occ
     slot, cut = rng.choice(_last_sentence_cuts(article))
     text = _get(slot)
     removed = text[cut:].strip()
-    _set(slot, text[:cut] + text[len(text.rstrip()):])
+    _set(slot, text[:cut] + text[len(text.rstrip()) :])
     _block_of(slot).append(make_note(article, lang, WORDING[lang].amended, occasion))
     return removed[:40]
 

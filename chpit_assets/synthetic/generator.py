@@ -55,40 +55,79 @@ FIRST_MONTH = date(2000, 1, 1)
 # The rotation of article shapes; repeats weight the common ones (Fedlex amendments are mostly
 # rewordings and new paragraphs, rarely whole articles).
 SHAPE_CYCLE: tuple[str, ...] = (
-    "word_changed", "number_changed", "paragraph_inserted", "clause_appended", "footnote_only",
-    "sentence_removed", "word_changed", "article_added", "paragraph_removed", "number_changed",
-    "article_repealed", "clause_appended", "article_dropped", "paragraph_inserted",
+    "word_changed",
+    "number_changed",
+    "paragraph_inserted",
+    "clause_appended",
+    "footnote_only",
+    "sentence_removed",
+    "word_changed",
+    "article_added",
+    "paragraph_removed",
+    "number_changed",
+    "article_repealed",
+    "clause_appended",
+    "article_dropped",
+    "paragraph_inserted",
 )
-MIN_ARTICLES_LEFT = 3   # article_dropped never empties an act
-RESERVE = 8             # templates kept out of an act's first edition, for article_added and transitional ones
+MIN_ARTICLES_LEFT = 3  # article_dropped never empties an act
+RESERVE = 8  # templates kept out of an act's first edition, for article_added and transitional ones
 
 _ARTICLE, _NUM, _B, _I, _REF, _HEADING = q("article"), q("num"), q("b"), q("i"), q("ref"), q("heading")
 
 _LANG_TEXT: dict[str, dict[str, str]] = {
-    "de": {"chapter": "{n}. Kapitel:", "stand": "vom {adopted} (Stand am {day})", "office": "Bundeskanzlei",
-           "title": "Synthetisches Bundesgesetz Nr. {n} über Testdaten", "paren": "Synthetikgesetz {n}",
-           "short": "SYN{n}", "doc_title": "Synthetisches Bundesgesetz<br/>über Testdaten Nr. {n}",
-           "transitional": "Übergangsbestimmungen zur Änderung vom {day}",
-           "preamble": "Die Bundesversammlung der Schweizerischen Eidgenossenschaft,|beschliesst:",
-           "eu": "DEU", "headings": "Allgemeine Bestimmungen|Pflichten|Verfahren|Aufsicht|Schlussbestimmungen"},
-    "fr": {"chapter": "Chapitre {n}", "stand": "du {adopted} (État le {day})", "office": "Chancellerie fédérale",
-           "title": "Loi fédérale synthétique no {n} sur les données de test", "paren": "Loi synthétique {n}",
-           "short": "LSYN{n}", "doc_title": "Loi fédérale synthétique<br/>sur les données de test no {n}",
-           "transitional": "Dispositions transitoires relatives à la modification du {day}",
-           "preamble": "L’Assemblée fédérale de la Confédération suisse,|arrête:",
-           "eu": "FRA", "headings": "Dispositions générales|Obligations|Procédure|Surveillance|Dispositions finales"},
-    "it": {"chapter": "Capitolo {n}:", "stand": "del {adopted} (Stato {day})", "office": "Cancelleria federale",
-           "title": "Legge federale sintetica n. {n} sui dati di prova", "paren": "Legge sintetica {n}",
-           "short": "LSIN{n}", "doc_title": "Legge federale sintetica<br/>sui dati di prova n. {n}",
-           "transitional": "Disposizioni transitorie della modifica del {day}",
-           "preamble": "L’Assemblea federale della Confederazione Svizzera,|decreta:",
-           "eu": "ITA", "headings": "Disposizioni generali|Obblighi|Procedura|Vigilanza|Disposizioni finali"},
-    "en": {"chapter": "Chapter {n}", "stand": "of {adopted} (Status as of {day})", "office": "Federal Chancellery",
-           "title": "Synthetic Federal Act No {n} on Test Data", "paren": "Synthetic Act {n}",
-           "short": "SYNA{n}", "doc_title": "Synthetic Federal Act<br/>on Test Data No {n}",
-           "transitional": "Transitional Provisions of the Amendment of {day}",
-           "preamble": "The Federal Assembly of the Swiss Confederation,|decrees:",
-           "eu": "ENG", "headings": "General Provisions|Obligations|Procedure|Supervision|Final Provisions"},
+    "de": {
+        "chapter": "{n}. Kapitel:",
+        "stand": "vom {adopted} (Stand am {day})",
+        "office": "Bundeskanzlei",
+        "title": "Synthetisches Bundesgesetz Nr. {n} über Testdaten",
+        "paren": "Synthetikgesetz {n}",
+        "short": "SYN{n}",
+        "doc_title": "Synthetisches Bundesgesetz<br/>über Testdaten Nr. {n}",
+        "transitional": "Übergangsbestimmungen zur Änderung vom {day}",
+        "preamble": "Die Bundesversammlung der Schweizerischen Eidgenossenschaft,|beschliesst:",
+        "eu": "DEU",
+        "headings": "Allgemeine Bestimmungen|Pflichten|Verfahren|Aufsicht|Schlussbestimmungen",
+    },
+    "fr": {
+        "chapter": "Chapitre {n}",
+        "stand": "du {adopted} (État le {day})",
+        "office": "Chancellerie fédérale",
+        "title": "Loi fédérale synthétique no {n} sur les données de test",
+        "paren": "Loi synthétique {n}",
+        "short": "LSYN{n}",
+        "doc_title": "Loi fédérale synthétique<br/>sur les données de test no {n}",
+        "transitional": "Dispositions transitoires relatives à la modification du {day}",
+        "preamble": "L’Assemblée fédérale de la Confédération suisse,|arrête:",
+        "eu": "FRA",
+        "headings": "Dispositions générales|Obligations|Procédure|Surveillance|Dispositions finales",
+    },
+    "it": {
+        "chapter": "Capitolo {n}:",
+        "stand": "del {adopted} (Stato {day})",
+        "office": "Cancelleria federale",
+        "title": "Legge federale sintetica n. {n} sui dati di prova",
+        "paren": "Legge sintetica {n}",
+        "short": "LSIN{n}",
+        "doc_title": "Legge federale sintetica<br/>sui dati di prova n. {n}",
+        "transitional": "Disposizioni transitorie della modifica del {day}",
+        "preamble": "L’Assemblea federale della Confederazione Svizzera,|decreta:",
+        "eu": "ITA",
+        "headings": "Disposizioni generali|Obblighi|Procedura|Vigilanza|Disposizioni finali",
+    },
+    "en": {
+        "chapter": "Chapter {n}",
+        "stand": "of {adopted} (Status as of {day})",
+        "office": "Federal Chancellery",
+        "title": "Synthetic Federal Act No {n} on Test Data",
+        "paren": "Synthetic Act {n}",
+        "short": "SYNA{n}",
+        "doc_title": "Synthetic Federal Act<br/>on Test Data No {n}",
+        "transitional": "Transitional Provisions of the Amendment of {day}",
+        "preamble": "The Federal Assembly of the Swiss Confederation,|decrees:",
+        "eu": "ENG",
+        "headings": "General Provisions|Obligations|Procedure|Supervision|Final Provisions",
+    },
 }
 SUPPORTED_LANGS: tuple[str, ...] = tuple(_LANG_TEXT)
 # Every file names the act in all four languages, in this order (as the sample's files do).
@@ -105,8 +144,8 @@ class Params:
     editions_per_act: int
     langs: tuple[str, ...] = ("de", "fr", "it")
     seed: int = 1
-    today: date = date(2026, 1, 1)          # "future-dated" means after this; fixed, never the wall clock
-    articles: tuple[int, int] = (10, 60)    # articles per act in its first edition, min and max
+    today: date = date(2026, 1, 1)  # "future-dated" means after this; fixed, never the wall clock
+    articles: tuple[int, int] = (10, 60)  # articles per act in its first edition, min and max
 
     def check(self) -> None:
         months = _month_index(self.today) - _month_index(FIRST_MONTH)
@@ -132,10 +171,10 @@ class Params:
 @dataclass
 class Summary:
     acts: int = 0
-    editions: int = 0          # catalog entries (edition x language), files or not
+    editions: int = 0  # catalog entries (edition x language), files or not
     files: int = 0
     bytes: int = 0
-    amendments: int = 0        # manifest lines for article shapes (per language)
+    amendments: int = 0  # manifest lines for article shapes (per language)
     shapes: dict[str, int] = field(default_factory=dict)
 
 
@@ -171,8 +210,8 @@ class _Act:
     skipped: frozenset[int]
     overlap: int | None
     future: bool
-    abbreviations: str            # "curated" | "title_paren" | "none" (B7 paths)
-    number_in_frbr: bool          # FRBRnumber filled, or empty with the SR in <docNumber> (both real)
+    abbreviations: str  # "curated" | "title_paren" | "none" (B7 paths)
+    number_in_frbr: bool  # FRBRnumber filled, or empty with the SR in <docNumber> (both real)
 
     def consolidation(self, edition: int) -> str:
         return f"{self.eli}/{self.starts[edition]:%Y%m%d}"
@@ -212,9 +251,18 @@ def _plan_act(index: int, params: Params, rng: random.Random) -> _Act:
     year = starts[0].year
     abbreviations = "none" if index % 20 == 7 else "title_paren" if index % 10 == 4 else "curated"
     return _Act(
-        index=index, n=n, eli=f"{SYNTHETIC_ELI_ROOT}/{year}/{n}", sr_number=f"{SYNTHETIC_SR_PREFIX}{n}",
-        folder=f"cc-{year}-{n}", starts=starts, ends=tuple(ends), skipped=skipped, overlap=overlap,
-        future=future, abbreviations=abbreviations, number_in_frbr=index % 2 == 1,
+        index=index,
+        n=n,
+        eli=f"{SYNTHETIC_ELI_ROOT}/{year}/{n}",
+        sr_number=f"{SYNTHETIC_SR_PREFIX}{n}",
+        folder=f"cc-{year}-{n}",
+        starts=starts,
+        ends=tuple(ends),
+        skipped=skipped,
+        overlap=overlap,
+        future=future,
+        abbreviations=abbreviations,
+        number_in_frbr=index % 2 == 1,
     )
 
 
@@ -225,15 +273,18 @@ class _Document:
         t = _LANG_TEXT[lang]
         names = "".join(
             f'<FRBRname xml:lang="{code}" value="{_attr(act.title(code)[0])}"'
-            + (f' shortForm="{act.title(code)[1]}"' if act.title(code)[1] else "") + "/>"
+            + (f' shortForm="{act.title(code)[1]}"' if act.title(code)[1] else "")
+            + "/>"
             for code in _NAME_ORDER
         )
         number = act.sr_number if act.number_in_frbr else ""
         adopted_s, entry = adopted.isoformat(), act.starts[0].isoformat()
-        dates = (f'<FRBRdate date="{adopted_s}" name="jolux:dateDocument"/>'
-                 f'<FRBRdate date="{entry}" name="jolux:dateEntryInForce"/>'
-                 f'<FRBRdate date="" name="jolux:dateApplicability"/>'
-                 '<FRBRauthor href="#ch.bk" as="#publisher"/><FRBRauthor href="#ch.bk" as="#rightsHolder"/>')
+        dates = (
+            f'<FRBRdate date="{adopted_s}" name="jolux:dateDocument"/>'
+            f'<FRBRdate date="{entry}" name="jolux:dateEntryInForce"/>'
+            f'<FRBRdate date="" name="jolux:dateApplicability"/>'
+            '<FRBRauthor href="#ch.bk" as="#publisher"/><FRBRauthor href="#ch.bk" as="#rightsHolder"/>'
+        )
         paren = act.title(lang)[0].rpartition("(")[2].rstrip(")") if act.abbreviations != "none" else ""
         intro, enact = t["preamble"].split("|")
         xml = (
@@ -250,10 +301,10 @@ class _Document:
             '<TLCRole eId="rightsHolder" href="http://data.legilux.public.lu/resource/ontology/jolux#rightsHolder" '
             'showAs="Détenteur des droits"/><TLCReference name="language" '
             f'href="http://publications.europa.eu/resource/authority/language/{t["eu"]}" showAs="{lang}"/>'
-            f'</references></meta><preface><p><docNumber>{act.sr_number} </docNumber></p>'
-            f'<p><docTitle>{t["doc_title"].format(n=act.n)}</docTitle></p>'
+            f"</references></meta><preface><p><docNumber>{act.sr_number} </docNumber></p>"
+            f"<p><docTitle>{t['doc_title'].format(n=act.n)}</docTitle></p>"
             + (f"<p>({_attr(paren)})</p>" if paren else "")
-            + f'<p></p></preface><preamble><p>{intro}</p><p>{enact}</p></preamble><body/></act></akomaNtoso>'
+            + f"<p></p></preface><preamble><p>{intro}</p><p>{enact}</p></preamble><body/></act></akomaNtoso>"
         )
         self.root = etree.fromstring(xml.encode("utf-8"))
         self.lang = lang
@@ -270,8 +321,9 @@ class _Document:
         """The edition's bytes: identity (uris, dateApplicability, "Stand am") set for `edition`."""
         day = self.act.starts[edition]
         work = self.act.consolidation(edition)
-        for el, value in zip(self._this, (f"{work}/main-text", f"{work}/{self.lang}/main-text",
-                                          f"{work}/{self.lang}/xml/main-text")):
+        for el, value in zip(
+            self._this, (f"{work}/main-text", f"{work}/{self.lang}/main-text", f"{work}/{self.lang}/xml/main-text")
+        ):
             el.set("value", value)
         for el, value in zip(self._uri, (work, f"{work}/{self.lang}", f"{work}/{self.lang}/xml")):
             el.set("value", value)
@@ -293,7 +345,7 @@ def _place(template_article: etree._Element, e_id: str, number: str, letter: str
     for el in article.iter():
         value = el.get("eId")
         if value is not None and (value == old or value.startswith(old + "/")):
-            el.set("eId", e_id + value[len(old):])
+            el.set("eId", e_id + value[len(old) :])
     for ref in article.iter(_REF):
         href = ref.get("href") or ""
         if "://fedlex.data.admin.ch/" in href:
@@ -325,7 +377,7 @@ def _chapters(rng: random.Random, k: int) -> list[int]:
 class _State:
     docs: dict[str, _Document]
     reserve: list[Template]
-    touched: set[str]       # e_ids amended since the last edition with files: one shape per article per diff
+    touched: set[str]  # e_ids amended since the last edition with files: one shape per article per diff
 
     def articles(self) -> list[str]:
         first = next(iter(self.docs.values()))
@@ -356,7 +408,7 @@ def _build_first(act: _Act, params: Params, templates: list[Template], rng: rand
             chapter = etree.SubElement(doc.body, q("chapter"), eId=f"chap_{c}")
             etree.SubElement(chapter, _NUM).text = _LANG_TEXT[lang]["chapter"].format(n=c)
             etree.SubElement(chapter, _HEADING).text = headings[(c - 1) % len(headings)]
-            for template in chosen[number:number + size]:
+            for template in chosen[number : number + size]:
                 number += 1
                 chapter.append(_place(template.articles[lang], f"art_{number}", str(number)))
         if t_templates:
@@ -383,7 +435,7 @@ def _candidates(state: _State, shape: str) -> list[str]:
 
 
 def _add_article(state: _State, anchor_id: str, occasion: Occasion, params: Params) -> str:
-    """"Art. Na" after Art. N (and after any Na, Nb already there), copied from an unused real article."""
+    """ "Art. Na" after Art. N (and after any Na, Nb already there), copied from an unused real article."""
     n = anchor_id[4:]
     existing = set(state.articles())
     letter = next(c for c in "abcdefghijklmnopqrstuvwxyz" if f"art_{n}_{c}" not in existing)
@@ -415,8 +467,9 @@ def _generate_act(index: int, params: Params, templates: list[Template], out: Pa
     cursor = (index * 5) % len(SHAPE_CYCLE)
     for i in range(m):
         if i > 0:
-            occasion = Occasion(act.starts[i] - timedelta(days=rng.randint(30, 400)), act.starts[i],
-                                rng.randint(1, 999))
+            occasion = Occasion(
+                act.starts[i] - timedelta(days=rng.randint(30, 400)), act.starts[i], rng.randint(1, 999)
+            )
             for _ in range(rng.randint(1, 4)):
                 for attempt in range(len(SHAPE_CYCLE)):
                     shape = SHAPE_CYCLE[(cursor + attempt) % len(SHAPE_CYCLE)]
@@ -429,23 +482,43 @@ def _generate_act(index: int, params: Params, templates: list[Template], out: Pa
                 target = rng.choice(targets)
                 details = _apply(state, shape, target, occasion, params, f"{params.seed}:{index}:{i}:{target}")
                 for lang, (e_id, detail) in details.items():
-                    manifest.append({
-                        "act": act.eli, "sr_number": act.sr_number, "lang": lang, "shape": shape, "e_id": e_id,
-                        "expect": EXPECTED_CHANGE[shape], "edition": act.consolidation(i),
-                        "observed_in": act.consolidation(observed[i]), "detail": detail,
-                    })
-        for name, applies in (("skipped_edition", i in act.skipped), ("overlapping_end_date", i == act.overlap),
-                              ("future_dated", act.future and i == m - 1)):
+                    manifest.append(
+                        {
+                            "act": act.eli,
+                            "sr_number": act.sr_number,
+                            "lang": lang,
+                            "shape": shape,
+                            "e_id": e_id,
+                            "expect": EXPECTED_CHANGE[shape],
+                            "edition": act.consolidation(i),
+                            "observed_in": act.consolidation(observed[i]),
+                            "detail": detail,
+                        }
+                    )
+        for name, applies in (
+            ("skipped_edition", i in act.skipped),
+            ("overlapping_end_date", i == act.overlap),
+            ("future_dated", act.future and i == m - 1),
+        ):
             if applies:
-                manifest.append({"act": act.eli, "sr_number": act.sr_number, "shape": name, "expect": "catalog",
-                                 "edition": act.consolidation(i), "detail": f"end {act.ends[i]}" if name ==
-                                 "overlapping_end_date" else None})
+                manifest.append(
+                    {
+                        "act": act.eli,
+                        "sr_number": act.sr_number,
+                        "shape": name,
+                        "expect": "catalog",
+                        "edition": act.consolidation(i),
+                        "detail": f"end {act.ends[i]}" if name == "overlapping_end_date" else None,
+                    }
+                )
         for lang in params.langs:
             entry = {
-                "consolidation": act.consolidation(i), "lang": lang,
+                "consolidation": act.consolidation(i),
+                "lang": lang,
                 "date_applicability": act.starts[i].isoformat(),
                 "date_end_applicability": act.ends[i].isoformat() if act.ends[i] else None,
-                "file": None, "sha256": None,
+                "file": None,
+                "sha256": None,
             }
             if i not in act.skipped:
                 data = state.docs[lang].serialise(i)
@@ -458,16 +531,20 @@ def _generate_act(index: int, params: Params, templates: list[Template], out: Pa
         if i not in act.skipped:
             state.touched.clear()
     catalog_act = {
-        "eli": act.eli, "sr_number": act.sr_number, "synthetic": True,
-        "date_entry_in_force": act.starts[0].isoformat(), "in_force_status": 0,
+        "eli": act.eli,
+        "sr_number": act.sr_number,
+        "synthetic": True,
+        "date_entry_in_force": act.starts[0].isoformat(),
+        "in_force_status": 0,
         "titles": {lang: dict(zip(("title", "title_short"), act.title(lang))) for lang in params.langs},
         "editions": editions,
     }
     return catalog_act, manifest
 
 
-def _apply(state: _State, shape: str, target: str, occasion: Occasion, params: Params,
-           key: str) -> dict[str, tuple[str, str]]:
+def _apply(
+    state: _State, shape: str, target: str, occasion: Occasion, params: Params, key: str
+) -> dict[str, tuple[str, str]]:
     """Apply one shape in every language (each with its own RNG seeded from `key`, so a language's text
     does not depend on which other languages are generated); returns lang -> (e_id it shows on, detail)."""
     if shape == "article_added":
@@ -539,8 +616,8 @@ def generate(params: Params, out: Path, sample_dir: Path, workers: int = 1) -> S
     os.replace(manifest_tmp, out / "manifest.jsonl")
     catalog = {
         "about": "SYNTHETIC corpus written by chpit_assets.synthetic for scale tests. Not Fedlex data: the acts, "
-                 "SR numbers (9999.*) and ELIs (synthetic.chpit.invalid) do not exist. Never build a publication "
-                 "from it.",
+        "SR numbers (9999.*) and ELIs (synthetic.chpit.invalid) do not exist. Never build a publication "
+        "from it.",
         "synthetic": True,
         "generator": params.as_json(),
         "acts": acts,
@@ -551,8 +628,9 @@ def generate(params: Params, out: Path, sample_dir: Path, workers: int = 1) -> S
     return summary
 
 
-def _acts(params: Params, templates: list[Template], sample_dir: Path, out: Path,
-          workers: int) -> Iterator[tuple[dict, list[dict]]]:
+def _acts(
+    params: Params, templates: list[Template], sample_dir: Path, out: Path, workers: int
+) -> Iterator[tuple[dict, list[dict]]]:
     """Acts in index order; each act's output depends only on its index, so the pool changes nothing."""
     if workers <= 1:
         for index in range(params.acts):
@@ -582,16 +660,26 @@ def append_edition(out: Path, act_eli: str, day: date, shape: str = "word_change
     if act is None:
         raise SyntheticError(f"{act_eli} is not in {out}/catalog.json")
     langs = sorted({e["lang"] for e in act["editions"]})
-    latest = {lang: max((e for e in act["editions"] if e["lang"] == lang and e["file"]),
-                        key=lambda e: e["date_applicability"]) for lang in langs}
+    latest = {
+        lang: max(
+            (e for e in act["editions"] if e["lang"] == lang and e["file"]), key=lambda e: e["date_applicability"]
+        )
+        for lang in langs
+    }
     if any(date.fromisoformat(e["date_applicability"]) >= day for e in act["editions"]):
         raise SyntheticError(f"{act_eli} already has an edition on or after {day}")
     new_cons = f"{act_eli}/{day:%Y%m%d}"
     roots = {lang: etree.parse(str(out / latest[lang]["file"])).getroot() for lang in langs}
     first = roots[langs[0]]
-    target = next((a.get("eId") for a in first.iter(_ARTICLE) if e_id in (None, a.get("eId"))
-                   and all(ARTICLE_SHAPES[shape].can(r.find(f".//{_ARTICLE}[@eId='{a.get('eId')}']"))
-                          for r in roots.values())), None)
+    target = next(
+        (
+            a.get("eId")
+            for a in first.iter(_ARTICLE)
+            if e_id in (None, a.get("eId"))
+            and all(ARTICLE_SHAPES[shape].can(r.find(f".//{_ARTICLE}[@eId='{a.get('eId')}']")) for r in roots.values())
+        ),
+        None,
+    )
     if target is None:
         raise SyntheticError(f"no article of {act_eli}{f' with eId {e_id}' if e_id else ''} can take {shape}")
     occasion = Occasion(day - timedelta(days=90), day, 1)
@@ -613,13 +701,29 @@ def append_edition(out: Path, act_eli: str, day: date, shape: str = "word_change
         for e in act["editions"]:
             if e["lang"] == lang and e["date_end_applicability"] is None:
                 e["date_end_applicability"] = (day - timedelta(days=1)).isoformat()
-        act["editions"].append({
-            "consolidation": new_cons, "lang": lang, "date_applicability": day.isoformat(),
-            "date_end_applicability": None, "file": rel, "sha256": hashlib.sha256(data).hexdigest(),
-        })
-        lines.append({"act": act_eli, "sr_number": act["sr_number"], "lang": lang, "shape": shape, "e_id": target,
-                      "expect": EXPECTED_CHANGE[shape], "edition": new_cons, "observed_in": new_cons,
-                      "detail": detail})
+        act["editions"].append(
+            {
+                "consolidation": new_cons,
+                "lang": lang,
+                "date_applicability": day.isoformat(),
+                "date_end_applicability": None,
+                "file": rel,
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        )
+        lines.append(
+            {
+                "act": act_eli,
+                "sr_number": act["sr_number"],
+                "lang": lang,
+                "shape": shape,
+                "e_id": target,
+                "expect": EXPECTED_CHANGE[shape],
+                "edition": new_cons,
+                "observed_in": new_cons,
+                "detail": detail,
+            }
+        )
     tmp = out / ".catalog.json.tmp"
     tmp.write_text(json.dumps(catalog, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, out / "catalog.json")

@@ -30,8 +30,8 @@ class MaterialError(ValueError):
 
 @dataclass(frozen=True)
 class Template:
-    source: str                            # "cc-2022-491/20250707 art_24": where the article came from
-    articles: dict[str, etree._Element]    # lang -> <article> in the sample's tree; copied on use, never edited
+    source: str  # "cc-2022-491/20250707 art_24": where the article came from
+    articles: dict[str, etree._Element]  # lang -> <article> in the sample's tree; copied on use, never edited
 
 
 def _structure(article: etree._Element) -> tuple[str, ...]:

@@ -36,8 +36,40 @@ MIN_QUOTE = 20
 _TYPOGRAPHY = (*TYPOGRAPHIC_FOLDS, ("\u2039", "'"), ("\u203a", "'"))
 _BREAK = re.compile(r"[.;:!?]\s+(?=\S)")
 # A full stop after these is no sentence end: "Art. 5", "Abs. 2", "al. 3", "lit. a", "1. April", "a. ein Grund".
-_NO_END = frozenset({"art", "abs", "al", "cpv", "lit", "let", "bst", "ziff", "ch", "nr", "n", "cf", "vgl", "bzw",
-                     "z", "b", "s", "sr", "rs", "cst", "cost", "e", "g", "i", "u", "d", "h", "etc", "ss", "sec"})
+_NO_END = frozenset(
+    {
+        "art",
+        "abs",
+        "al",
+        "cpv",
+        "lit",
+        "let",
+        "bst",
+        "ziff",
+        "ch",
+        "nr",
+        "n",
+        "cf",
+        "vgl",
+        "bzw",
+        "z",
+        "b",
+        "s",
+        "sr",
+        "rs",
+        "cst",
+        "cost",
+        "e",
+        "g",
+        "i",
+        "u",
+        "d",
+        "h",
+        "etc",
+        "ss",
+        "sec",
+    }
+)
 _REFERENCE = re.compile(
     r"\b(?:Art(?:ikel|icle|icolo)?|art(?:icle|icolo)?)\.?\s*(\d+[a-z]?(?:\s?(?:bis|ter|quater|quinquies|sexies))?)\b"
     r"(?:\s+(?:Abs|al|cpv|para)\.?\s*\d+[a-z]*)?(?:\s+([A-Z][A-Za-z\u00c0-\u017f]*\.?))?"
@@ -65,27 +97,36 @@ class Evidence:
 @dataclass(frozen=True)
 class SentenceCheck:
     sentence: str
-    verbatim: bool                  # V1
-    long_enough: bool               # V2
-    cites_verified: bool            # V3
-    supported_by: list[str]         # "SR 235.1 Art. 24" of the evidence containing it
+    verbatim: bool  # V1
+    long_enough: bool  # V2
+    cites_verified: bool  # V3
+    supported_by: list[str]  # "SR 235.1 Art. 24" of the evidence containing it
     kept: bool
 
     def as_dict(self) -> dict:
-        return {"sentence": self.sentence, "verbatim": self.verbatim, "long_enough": self.long_enough,
-                "cites_verified": self.cites_verified, "supported_by": self.supported_by, "kept": self.kept}
+        return {
+            "sentence": self.sentence,
+            "verbatim": self.verbatim,
+            "long_enough": self.long_enough,
+            "cites_verified": self.cites_verified,
+            "supported_by": self.supported_by,
+            "kept": self.kept,
+        }
 
 
 @dataclass(frozen=True)
 class Verification:
-    answer: str                     # the kept sentences, in order, lines as the answer had them
-    abstained: bool                 # V4
+    answer: str  # the kept sentences, in order, lines as the answer had them
+    abstained: bool  # V4
     checks: list[SentenceCheck] = field(default_factory=list)
     verified_citations: list[str] = field(default_factory=list)
 
     def receipt(self) -> dict:
-        return {"abstained": self.abstained, "verified_citations": self.verified_citations,
-                "checks": [c.as_dict() for c in self.checks]}
+        return {
+            "abstained": self.abstained,
+            "verified_citations": self.verified_citations,
+            "checks": [c.as_dict() for c in self.checks],
+        }
 
 
 def _label(e: Evidence) -> str:
@@ -103,11 +144,11 @@ def sentences(answer: str) -> list[tuple[int, str]]:
     for n, line in enumerate(answer.splitlines()):
         line, start = line.strip(), 0
         for m in _BREAK.finditer(line):
-            before = line[start:m.start()].rsplit(None, 1)[-1] if line[start:m.start()].strip() else ""
+            before = line[start : m.start()].rsplit(None, 1)[-1] if line[start : m.start()].strip() else ""
             word = before.rsplit(".", 1)[-1].casefold()
             if line[m.start()] == "." and (word in _NO_END or word.isdigit() or len(word) == 1):
                 continue
-            out.append((n, line[start:m.start() + 1]))
+            out.append((n, line[start : m.start() + 1]))
             start = m.end()
         if line[start:]:
             out.append((n, line[start:]))
@@ -122,7 +163,9 @@ def verify_answer(answer: str, evidence: list[Evidence]) -> Verification:
     for line, sentence in parts:
         norm = typographic(sentence)
         first.append((line, sentence, norm, [e for e, t in texts if norm and norm in t]))
-    verified = {number_key(e.article_number): e for _, _, norm, support in first for e in support if len(norm) >= MIN_QUOTE}
+    verified = {
+        number_key(e.article_number): e for _, _, norm, support in first for e in support if len(norm) >= MIN_QUOTE
+    }
     abbreviations = {(e.abbreviation or "").rstrip(".").casefold() for e in verified.values()}
     checks: list[SentenceCheck] = []
     for line, sentence, norm, support in first:
@@ -134,8 +177,9 @@ def verify_answer(answer: str, evidence: list[Evidence]) -> Verification:
             for number, abbr in references(sentence)
         )
         kept = bool(support) and cites_ok
-        checks.append(SentenceCheck(sentence, bool(support), long_enough, cites_ok,
-                                    sorted({_label(e) for e in support}), kept))
+        checks.append(
+            SentenceCheck(sentence, bool(support), long_enough, cites_ok, sorted({_label(e) for e in support}), kept)
+        )
     substantial = any(c.kept and c.long_enough for c in checks)
     if not substantial:
         return Verification("", True, checks, [])

@@ -35,7 +35,9 @@ def articles(path: Path) -> dict:
     return {a.e_id: a for a in parse(path).articles}
 
 
-@pytest.mark.parametrize("name", ["20230901-de", "20250401-de", "20250707-de", "20250707-fr", "20250707-it", "20250707-en"])
+@pytest.mark.parametrize(
+    "name", ["20230901-de", "20250401-de", "20250707-de", "20250707-fr", "20250707-it", "20250707-en"]
+)
 def test_sr_235_1_has_77_articles_in_every_edition(name):
     edition = parse(DSG / f"{name}.xml")
     assert len(edition.articles) == 77
@@ -140,7 +142,13 @@ def test_article_numbers_of_every_fedlex_shape():
         '<article eId="art_10"><num><b>Schlussbestimmung</b></num><paragraph eId="art_10/para_1"><content><p>X.</p></content></paragraph></article>',
     )
     numbers = {a.e_id: a.article_number for a in parse_edition(doc, "t").articles}
-    assert numbers == {"art_5_a": "5a", "art_268_a_bis": "268a bis", "art_179_decies": "179decies", "art_9": "9", "art_10": None}
+    assert numbers == {
+        "art_5_a": "5a",
+        "art_268_a_bis": "268a bis",
+        "art_179_decies": "179decies",
+        "art_9": "9",
+        "art_10": None,
+    }
 
 
 def test_nested_transitional_e_ids_are_kept_as_is():
@@ -174,11 +182,18 @@ def test_repealed_article_keeps_its_row_with_the_repeal_note_text():
 
 
 def test_repeated_e_ids_are_kept_with_their_occurrence_in_document_order():
-    doc = body_of(article("art_1", "1", "A."), article("art_2", "2", "B."),
-                  f'<hcontainer eId="tit_fin">{article("art_1", "1", "Altes Recht.")}{article("art_1", "1", "C.")}</hcontainer>')
+    doc = body_of(
+        article("art_1", "1", "A."),
+        article("art_2", "2", "B."),
+        f'<hcontainer eId="tit_fin">{article("art_1", "1", "Altes Recht.")}{article("art_1", "1", "C.")}</hcontainer>',
+    )
     parsed = parse_edition(doc, "t")
     assert [(a.e_id, a.occurrence, a.text) for a in parsed.articles] == [
-        ("art_1", 1, "A."), ("art_2", 1, "B."), ("art_1", 2, "Altes Recht."), ("art_1", 3, "C.")]
+        ("art_1", 1, "A."),
+        ("art_2", 1, "B."),
+        ("art_1", 2, "Altes Recht."),
+        ("art_1", 3, "C."),
+    ]
     assert parsed.n_repeated_eids == 2
 
 
@@ -250,10 +265,12 @@ def test_comments_anywhere_change_nothing():
     """Comments are not wording: inside the identity, a number, a paragraph's text or between
     articles, an edition parses exactly as it does without them."""
     plain = edition_xml(body=article("art_1", "1", "1|Die Frist beträgt 30 Tage.", "2|Sie kann erstreckt werden."))
-    commented = (plain.replace(b"999.1 </docNumber>", b"999.<!-- SR -->1 </docNumber>")
-                 .replace(b"Art. 1</b>", b"Art. <!-- n -->1</b>")
-                 .replace(b"30 Tage", b"30<!-- alt: 20 --> Tage")
-                 .replace(b"<body>", b"<body><!-- Anfang -->"))
+    commented = (
+        plain.replace(b"999.1 </docNumber>", b"999.<!-- SR -->1 </docNumber>")
+        .replace(b"Art. 1</b>", b"Art. <!-- n -->1</b>")
+        .replace(b"30 Tage", b"30<!-- alt: 20 --> Tage")
+        .replace(b"<body>", b"<body><!-- Anfang -->")
+    )
     assert commented.count(b"<!--") == 4
     assert parse_edition(commented, "t") == parse_edition(plain, "t")
 

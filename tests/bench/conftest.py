@@ -37,58 +37,125 @@ class Corpus:
         self.versions: list[dict] = []
         self.articles: list[dict] = []
 
-    def act(self, key: str, sr: str = "235.1", abbr: str | None = "DSG", status: int = 0,
-            jurisdiction: str = "CH", aliases: dict[str, list[tuple[str, str]]] | None = None) -> int:
+    def act(
+        self,
+        key: str,
+        sr: str = "235.1",
+        abbr: str | None = "DSG",
+        status: int = 0,
+        jurisdiction: str = "CH",
+        aliases: dict[str, list[tuple[str, str]]] | None = None,
+    ) -> int:
         eli = f"https://fedlex.data.admin.ch/eli/cc/test/{key}"
         act_id = act_id_for(eli)
-        self.acts.append({"act_id": act_id, "sr_number": sr, "eli": eli, "jurisdiction": jurisdiction,
-                          "abbreviation": abbr, "enforcement_status": status})
+        self.acts.append(
+            {
+                "act_id": act_id,
+                "sr_number": sr,
+                "eli": eli,
+                "jurisdiction": jurisdiction,
+                "abbreviation": abbr,
+                "enforcement_status": status,
+            }
+        )
         for lang, rows in (aliases or {}).items():
             for a, source in rows:
                 self.aliases.append({"lang": lang, "sr_number": sr, "abbr": a, "source": source, "act_id": act_id})
         return act_id
 
-    def edition(self, act_id: int, lang: str, start: str, end: str | None,
-                articles: dict[str, tuple[str | None, str] | list[tuple[str | None, str]]],
-                source: str = "fedlex", stage: str = "parsed", vouched: bool = False) -> int:
+    def edition(
+        self,
+        act_id: int,
+        lang: str,
+        start: str,
+        end: str | None,
+        articles: dict[str, tuple[str | None, str] | list[tuple[str | None, str]]],
+        source: str = "fedlex",
+        stage: str = "parsed",
+        vouched: bool = False,
+    ) -> int:
         """`vouched`: with the file sha256, parser version and content digest ingest records, which let a rebuild keep
         what it derived from the edition (without them, everything is derived again every build).
         An e_id mapped to a list is repeated in the edition (occurrence 1, 2, ... in list order)."""
         eli = f"{next(a['eli'] for a in self.acts if a['act_id'] == act_id)}/{start.replace('-', '')}"
         vid = version_id_for(eli, lang)
-        self.versions.append({
-            "version_id": vid, "act_id": act_id, "lang": lang, "date_applicability": date.fromisoformat(start),
-            "date_end_applicability": date.fromisoformat(end) if end else None, "eli": eli, "source": source,
-            "stage": stage, "sha256": hashlib.sha256(eli.encode()).hexdigest() if vouched else None,
-            "parser_version": "test" if vouched else None,
-            "content_sha256": hashlib.sha256(f"content {eli}".encode()).hexdigest() if vouched else None,
-        })
+        self.versions.append(
+            {
+                "version_id": vid,
+                "act_id": act_id,
+                "lang": lang,
+                "date_applicability": date.fromisoformat(start),
+                "date_end_applicability": date.fromisoformat(end) if end else None,
+                "eli": eli,
+                "source": source,
+                "stage": stage,
+                "sha256": hashlib.sha256(eli.encode()).hexdigest() if vouched else None,
+                "parser_version": "test" if vouched else None,
+                "content_sha256": hashlib.sha256(f"content {eli}".encode()).hexdigest() if vouched else None,
+            }
+        )
         for e_id, rows in articles.items():
             for occurrence, (number, text) in enumerate(rows if isinstance(rows, list) else [rows], start=1):
-                self.articles.append({"version_id": vid, "e_id": e_id, "occurrence": occurrence,
-                                      "article_number": number, "text": text})
+                self.articles.append(
+                    {"version_id": vid, "e_id": e_id, "occurrence": occurrence, "article_number": number, "text": text}
+                )
         return vid
 
     def flush(self) -> None:
         schemas = {
-            "ch_act": {"act_id": pl.Int64, "sr_number": pl.String, "eli": pl.String, "jurisdiction": pl.String,
-                       "abbreviation": pl.String, "enforcement_status": pl.Int32},
-            "ch_act_alias": {"lang": pl.String, "sr_number": pl.String, "abbr": pl.String, "source": pl.String,
-                             "act_id": pl.Int64},
-            "ch_act_version": {"version_id": pl.Int64, "act_id": pl.Int64, "lang": pl.String,
-                               "date_applicability": pl.Date, "date_end_applicability": pl.Date, "eli": pl.String,
-                               "source": pl.String, "stage": pl.String, "sha256": pl.String,
-                               "parser_version": pl.String, "content_sha256": pl.String},
-            "ch_act_article": {"version_id": pl.Int64, "e_id": pl.String, "occurrence": pl.Int32,
-                               "article_number": pl.String, "text": pl.String},
+            "ch_act": {
+                "act_id": pl.Int64,
+                "sr_number": pl.String,
+                "eli": pl.String,
+                "jurisdiction": pl.String,
+                "abbreviation": pl.String,
+                "enforcement_status": pl.Int32,
+            },
+            "ch_act_alias": {
+                "lang": pl.String,
+                "sr_number": pl.String,
+                "abbr": pl.String,
+                "source": pl.String,
+                "act_id": pl.Int64,
+            },
+            "ch_act_version": {
+                "version_id": pl.Int64,
+                "act_id": pl.Int64,
+                "lang": pl.String,
+                "date_applicability": pl.Date,
+                "date_end_applicability": pl.Date,
+                "eli": pl.String,
+                "source": pl.String,
+                "stage": pl.String,
+                "sha256": pl.String,
+                "parser_version": pl.String,
+                "content_sha256": pl.String,
+            },
+            "ch_act_article": {
+                "version_id": pl.Int64,
+                "e_id": pl.String,
+                "occurrence": pl.Int32,
+                "article_number": pl.String,
+                "text": pl.String,
+            },
         }
-        rows = {"ch_act": self.acts, "ch_act_alias": self.aliases, "ch_act_version": self.versions,
-                "ch_act_article": self.articles}
+        rows = {
+            "ch_act": self.acts,
+            "ch_act_alias": self.aliases,
+            "ch_act_version": self.versions,
+            "ch_act_article": self.articles,
+        }
         self.store.replace([(t, "true", [], pl.DataFrame(rows[t], schema=s)) for t, s in schemas.items()])
 
 
-def run_builder(store: Store, lang: str, build_dir: Path, settings: BuildSettings = BuildSettings(),
-                frozen: list[dict] | None = None, sources=("fedlex",)):
+def run_builder(
+    store: Store,
+    lang: str,
+    build_dir: Path,
+    settings: BuildSettings = BuildSettings(),
+    frozen: list[dict] | None = None,
+    sources=("fedlex",),
+):
     """act_changes -> eligible_changes -> bench_items for one language, as the assets run them."""
     build_changes(store, lang)
     eligibility = evaluate(store, lang, sources)

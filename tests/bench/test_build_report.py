@@ -28,7 +28,11 @@ def test_report_counts_core_and_determinism(store, tmp_path):
     assert list(report) == ["de", "fr", "seed", "caps", "built_at", "sources", "build"]
     assert report_langs(report) == ["de", "fr"]
     assert (report["build"], report["built_at"], report["seed"], report["sources"]) == (
-        "v-x", "2026-09-04", 20260825, ["fedlex"])
+        "v-x",
+        "2026-09-04",
+        20260825,
+        ["fedlex"],
+    )
     assert report["caps"] == {"per_lang_cap": 12, "per_act_cap": 50, "core_per_lang": 5}
     for lang in ("de", "fr"):
         section = report[lang]
@@ -48,17 +52,27 @@ def test_skipped_keys_follow_the_published_order_and_only_when_they_occurred(sto
     act = corpus.act("a")
     short = {"art_1": ("1", "1 kurz.")}, {"art_1": ("1", "1 kürzer.")}
     deletion = long_text("Die Frist beträgt 30 Tage.", "Sie kann auf Gesuch hin einmal um 10 Tage verlängert werden.")
-    two_editions(corpus, act, articles_old={**short[0], "art_2": ("2", deletion), "art_3": (None, OLD),
-                                            "art_4": ("4", OLD)},
-                 articles_new={**short[1], "art_2": ("2", long_text("Die Frist beträgt 30 Tage.")),
-                               "art_3": (None, NEW), "art_4": ("4", NEW)})
+    two_editions(
+        corpus,
+        act,
+        articles_old={**short[0], "art_2": ("2", deletion), "art_3": (None, OLD), "art_4": ("4", OLD)},
+        articles_new={
+            **short[1],
+            "art_2": ("2", long_text("Die Frist beträgt 30 Tage.")),
+            "art_3": (None, NEW),
+            "art_4": ("4", NEW),
+        },
+    )
     corpus.flush()
     run_builder(store, "de", tmp_path, BuildSettings(item_cap=0))
     section = build_report(store, None)["de"]
     # No cap: art_2 (a deletion, its `after` has no unit of its own) and art_4 give 3 items, and no
     # `capped` key, as nothing was capped.
-    assert list(section["skipped"].items()) == [("no_article_number", 1), ("identical_or_short", 1),
-                                               ("no_discriminating_unit", 1)]
+    assert list(section["skipped"].items()) == [
+        ("no_article_number", 1),
+        ("identical_or_short", 1),
+        ("no_discriminating_unit", 1),
+    ]
     assert (section["changes_considered"], section["selected"], section["items"]) == (4, 2, 3)
     run_builder(store, "de", tmp_path, BuildSettings(item_cap=1))
     section = build_report(store, None)["de"]

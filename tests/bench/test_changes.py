@@ -5,19 +5,26 @@ from chpit_assets.bench.changes import build_changes, update_changes
 
 def test_added_removed_modified_between_consecutive_parsed_editions(store, corpus):
     act = corpus.act("a")
-    v1 = corpus.edition(act, "de", "2020-01-01", "2020-12-31", {"art_1": ("1", "1 a"), "art_2": ("2", "1 b"),
-                                                                "art_3": ("3", "1 c")})
+    v1 = corpus.edition(
+        act, "de", "2020-01-01", "2020-12-31", {"art_1": ("1", "1 a"), "art_2": ("2", "1 b"), "art_3": ("3", "1 c")}
+    )
     # Never parsed: skipped over, so v1 is compared with v3 directly.
     corpus.edition(act, "de", "2021-01-01", "2021-12-31", {"art_1": ("1", "1 zzz")}, stage="download")
-    v3 = corpus.edition(act, "de", "2022-01-01", None, {"art_1": ("1", "1 a"), "art_2": ("2", "1 B"),
-                                                       "art_4": ("4", "1 d")})
+    v3 = corpus.edition(
+        act, "de", "2022-01-01", None, {"art_1": ("1", "1 a"), "art_2": ("2", "1 B"), "art_4": ("4", "1 d")}
+    )
     corpus.edition(act, "fr", "2022-01-01", None, {"art_1": ("1", "1 x")})
     corpus.flush()
     changes = build_changes(store, "de")
-    got = {(r["e_id"], r["change_type"], r["old_version_id"], r["new_version_id"], str(r["date_applicability"]))
-           for r in changes.iter_rows(named=True)}
-    assert got == {("art_2", "modified", v1, v3, "2022-01-01"), ("art_3", "removed", v1, v3, "2022-01-01"),
-                   ("art_4", "added", v1, v3, "2022-01-01")}
+    got = {
+        (r["e_id"], r["change_type"], r["old_version_id"], r["new_version_id"], str(r["date_applicability"]))
+        for r in changes.iter_rows(named=True)
+    }
+    assert got == {
+        ("art_2", "modified", v1, v3, "2022-01-01"),
+        ("art_3", "removed", v1, v3, "2022-01-01"),
+        ("art_4", "added", v1, v3, "2022-01-01"),
+    }
     # Idempotent per partition: a re-run replaces, never duplicates; other languages are untouched.
     build_changes(store, "fr")
     build_changes(store, "de")
@@ -55,8 +62,10 @@ def test_rebuild_recomputes_only_acts_whose_stored_content_changed(store, corpus
     assert update_changes(store, "de").acts_recomputed == 0  # nothing changed: every act's rows kept
     # Act b's new edition was re-issued (new file sha256) with the same content: nothing recomputed.
     with store.transaction() as con:
-        con.execute("UPDATE ch_act_version SET sha256 = repeat('e', 64) WHERE version_id = ?",
-                    [corpus.versions[3]["version_id"]])
+        con.execute(
+            "UPDATE ch_act_version SET sha256 = repeat('e', 64) WHERE version_id = ?",
+            [corpus.versions[3]["version_id"]],
+        )
     assert update_changes(store, "de").acts_recomputed == 0
     # Act a's new edition was corrected (new content digest) and now reads like the old one.
     new_a = corpus.versions[1]["version_id"]
@@ -75,8 +84,11 @@ def test_repeated_eids_pair_on_occurrence(store, corpus):
     new = corpus.edition(act, "de", "2021-01-01", None, {"art_178": ("178", "1 main")})
     corpus.flush()
     with store.transaction() as con:
-        con.execute("INSERT INTO ch_act_article (version_id, e_id, occurrence, article_number, text) VALUES "
-                    "(?, 'art_178', 2, '178', '1 old law'), (?, 'art_178', 2, '178', '1 old law, amended'), "
-                    "(?, 'art_178', 3, '178', '1 third')", [old, new, new])
+        con.execute(
+            "INSERT INTO ch_act_article (version_id, e_id, occurrence, article_number, text) VALUES "
+            "(?, 'art_178', 2, '178', '1 old law'), (?, 'art_178', 2, '178', '1 old law, amended'), "
+            "(?, 'art_178', 3, '178', '1 third')",
+            [old, new, new],
+        )
     rows = {(r["e_id"], r["occurrence"], r["change_type"]) for r in build_changes(store, "de").iter_rows(named=True)}
     assert rows == {("art_178", 2, "modified"), ("art_178", 3, "added")}

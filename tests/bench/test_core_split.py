@@ -14,8 +14,15 @@ from chpit_assets.bench.core_split import CELLS, cell_label, select_core
 
 def pool(year: int, n: int, cells=CELLS, tag: str = "") -> list[dict]:
     """n items in `year`, spread over `cells` in turn."""
-    return [{"id": f"{tag}{year}-{i:04d}", "as_of": f"{year}-06-01", "kind": cells[i % len(cells)][0],
-             "gold_is_current": cells[i % len(cells)][1]} for i in range(n)]
+    return [
+        {
+            "id": f"{tag}{year}-{i:04d}",
+            "as_of": f"{year}-06-01",
+            "kind": cells[i % len(cells)][0],
+            "gold_is_current": cells[i % len(cells)][1],
+        }
+        for i in range(n)
+    ]
 
 
 def test_published_cell_order():
@@ -45,8 +52,10 @@ def test_draw_order_is_years_ascending_cells_in_order_and_pop_last():
     # superseded, then after/superseded), then 2022's; each take pops a cell's LAST item.
     items = pool(2022, 6, cells=[("after", True)], tag="z") + pool(2021, 12, cells=CELLS[:2], tag="a")
     rng = random.Random("7:it:core")
-    cells = [sorted(i["id"] for i in items if i["as_of"][:4] == y and (i["kind"], i["gold_is_current"]) == c)
-             for y, c in (("2021", CELLS[0]), ("2021", CELLS[1]), ("2022", CELLS[3]))]
+    cells = [
+        sorted(i["id"] for i in items if i["as_of"][:4] == y and (i["kind"], i["gold_is_current"]) == c)
+        for y, c in (("2021", CELLS[0]), ("2021", CELLS[1]), ("2022", CELLS[3]))
+    ]
     for ids in cells:
         rng.shuffle(ids)
     # Size 5: 2021 wants 3 (cells 0, 1, 0), 2022 wants 2 (its only cell, twice).
@@ -62,11 +71,12 @@ def test_cursors_carry_over_into_the_fill_pass():
     core = select_core(items, "de", 1, size=6)
     assert core.years == {"2021": 1, "2022": 5}
     assert sorted(core.cells.items()) == sorted(
-        {"before/superseded": 2, "after/superseded": 1, "before/current": 1, "after/current": 2}.items())
+        {"before/superseded": 2, "after/superseded": 1, "before/current": 1, "after/current": 2}.items()
+    )
 
 
 def test_report_keys_in_first_appearance_over_the_id_sorted_core():
-    items = pool(2023, 8, tag="a") + pool(2021, 8, tag="b")   # the 2023 ids sort first
+    items = pool(2023, 8, tag="a") + pool(2021, 8, tag="b")  # the 2023 ids sort first
     core = select_core(items, "de", 3, size=6)
     chosen = sorted((i for i in items if i["id"] in core.ids), key=lambda i: i["id"])
     assert list(core.years) == ["2023", "2021"]

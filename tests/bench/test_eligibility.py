@@ -19,8 +19,9 @@ OLD = long_text("Die Frist beträgt 30 Tage ab Zustellung des Entscheids an die 
 NEW = long_text("Die Frist beträgt 60 Tage ab Zustellung des Entscheids an die betroffene Partei.")
 
 
-def two_editions(corpus, act_id, lang="de", articles_old=None, articles_new=None,
-                 old_end="2024-12-31", new_start="2025-01-01", **kw):
+def two_editions(
+    corpus, act_id, lang="de", articles_old=None, articles_new=None, old_end="2024-12-31", new_start="2025-01-01", **kw
+):
     corpus.edition(act_id, lang, "2023-01-01", old_end, articles_old or {"art_24": ("24", OLD)}, **kw)
     corpus.edition(act_id, lang, new_start, None, articles_new or {"art_24": ("24", NEW)}, **kw)
 
@@ -79,10 +80,16 @@ def test_german_reads_the_act_abbreviation_only(store, corpus, tmp_path):
 
 def test_ambiguous_number_top_level_and_nested(store, corpus, tmp_path):
     # B9: art_7 and disp_u1/art_7 share the number 7; both changes are ambiguous.
-    arts_old = {"art_7": ("7", OLD), "disp_u1/art_7": ("7", OLD.replace("Frist", "Übergangsfrist")),
-                "art_8": ("8", OLD)}
-    arts_new = {"art_7": ("7", NEW), "disp_u1/art_7": ("7", NEW.replace("Frist", "Übergangsfrist")),
-                "art_8": ("8", NEW)}
+    arts_old = {
+        "art_7": ("7", OLD),
+        "disp_u1/art_7": ("7", OLD.replace("Frist", "Übergangsfrist")),
+        "art_8": ("8", OLD),
+    }
+    arts_new = {
+        "art_7": ("7", NEW),
+        "disp_u1/art_7": ("7", NEW.replace("Frist", "Übergangsfrist")),
+        "art_8": ("8", NEW),
+    }
     two_editions(corpus, corpus.act("a"), articles_old=arts_old, articles_new=arts_new)
     corpus.flush()
     elig, built = run_builder(store, "de", tmp_path)
@@ -92,9 +99,12 @@ def test_ambiguous_number_top_level_and_nested(store, corpus, tmp_path):
 
 def test_number_shared_only_in_the_other_edition_is_ambiguous(store, corpus, tmp_path):
     # B9 looks at EITHER edition: a nested art_7 that exists only in the old edition still clashes.
-    two_editions(corpus, corpus.act("a"),
-                 articles_old={"art_7": ("7", OLD), "disp_u1/art_7": ("7", "1 Übergangsbestimmung.")},
-                 articles_new={"art_7": ("7", NEW)})
+    two_editions(
+        corpus,
+        corpus.act("a"),
+        articles_old={"art_7": ("7", OLD), "disp_u1/art_7": ("7", "1 Übergangsbestimmung.")},
+        articles_new={"art_7": ("7", NEW)},
+    )
     corpus.flush()
     elig, _ = run_builder(store, "de", tmp_path)
     assert elig.skips["ambiguous_article"] == 1
@@ -102,9 +112,12 @@ def test_number_shared_only_in_the_other_edition_is_ambiguous(store, corpus, tmp
 
 def test_null_article_number_is_tested_first(store, corpus, tmp_path):
     # B8 before B9: a NULL number on a nested e_id counts as no_article_number, not ambiguous.
-    two_editions(corpus, corpus.act("a"),
-                 articles_old={"disp_u1/art_x": (None, OLD), "art_9": ("9", OLD)},
-                 articles_new={"disp_u1/art_x": (None, NEW), "art_9": (None, NEW)})
+    two_editions(
+        corpus,
+        corpus.act("a"),
+        articles_old={"disp_u1/art_x": (None, OLD), "art_9": ("9", OLD)},
+        articles_new={"disp_u1/art_x": (None, NEW), "art_9": (None, NEW)},
+    )
     corpus.flush()
     elig, built = run_builder(store, "de", tmp_path)
     assert elig.skips["no_article_number"] == 2
@@ -130,9 +143,12 @@ def test_short_and_cosmetic_changes_are_identical_or_short(store, corpus, tmp_pa
     # B4: under 200 normalised chars; B5: differs only by soft hyphen / NBSP / dash typesetting.
     short_old, short_new = "1 Die Frist beträgt 30 Tage.", "1 Die Frist beträgt 60 Tage."
     cosmetic = OLD.replace("Frist", "Fr\u00adist").replace("30 Tage", "30\u00a0Tage")
-    two_editions(corpus, corpus.act("a"),
-                 articles_old={"art_1": ("1", short_old), "art_2": ("2", OLD)},
-                 articles_new={"art_1": ("1", short_new), "art_2": ("2", cosmetic)})
+    two_editions(
+        corpus,
+        corpus.act("a"),
+        articles_old={"art_1": ("1", short_old), "art_2": ("2", OLD)},
+        articles_new={"art_1": ("1", short_new), "art_2": ("2", cosmetic)},
+    )
     corpus.flush()
     elig, _ = run_builder(store, "de", tmp_path)
     assert elig.skips["identical_or_short"] == 2
@@ -221,8 +237,12 @@ def test_ambiguity_is_tested_before_the_abbreviation_and_keys_keep_first_appeara
     # change order, i.e. act_id order, whatever order the acts were written in.
     first, second = sorted([corpus.act("x", sr="1"), corpus.act("y", sr="2", abbr=None)])
     short = {"art_1": ("1", "1 kurz.")}, {"art_1": ("1", "1 kürzer.")}
-    two_editions(corpus, first, articles_old={"art_7": ("7", OLD), "disp/art_7": ("7", OLD), **short[0]},
-                 articles_new={"art_7": ("7", NEW), "disp/art_7": ("7", NEW), **short[1]})
+    two_editions(
+        corpus,
+        first,
+        articles_old={"art_7": ("7", OLD), "disp/art_7": ("7", OLD), **short[0]},
+        articles_new={"art_7": ("7", NEW), "disp/art_7": ("7", NEW), **short[1]},
+    )
     two_editions(corpus, second, articles_old=short[0], articles_new=short[1])
     corpus.flush()
     with store.transaction() as con:  # the lower act_id has the abbreviation, the other none
@@ -234,18 +254,40 @@ def test_ambiguity_is_tested_before_the_abbreviation_and_keys_keep_first_appeara
     with store.transaction() as con:
         con.execute("UPDATE ch_act SET abbreviation = CASE WHEN act_id = ? THEN 'X' END", [second])
     assert list(evaluate(store, "de").skips.items()) == [
-        ("ambiguous_article", 2), ("no_abbreviation", 1), ("identical_or_short", 1)]
+        ("ambiguous_article", 2),
+        ("no_abbreviation", 1),
+        ("identical_or_short", 1),
+    ]
 
 
 def _changes_by_hand(store, rows):
     """ch_act_change rows written directly, (e_id, occurrence) keyed as the schema has them: the change
     table is another step's (act_changes); these tests are about what B9 makes of the rows."""
-    frame = pl.DataFrame([{"act_id": a, "e_id": e, "occurrence": o, "lang": "de", "change_type": "modified",
-                           "old_version_id": ov, "new_version_id": nv, "date_applicability": date(2025, 1, 1)}
-                          for a, e, o, ov, nv in rows],
-                         schema={"act_id": pl.Int64, "e_id": pl.String, "occurrence": pl.Int32, "lang": pl.String,
-                                 "change_type": pl.String, "old_version_id": pl.Int64, "new_version_id": pl.Int64,
-                                 "date_applicability": pl.Date})
+    frame = pl.DataFrame(
+        [
+            {
+                "act_id": a,
+                "e_id": e,
+                "occurrence": o,
+                "lang": "de",
+                "change_type": "modified",
+                "old_version_id": ov,
+                "new_version_id": nv,
+                "date_applicability": date(2025, 1, 1),
+            }
+            for a, e, o, ov, nv in rows
+        ],
+        schema={
+            "act_id": pl.Int64,
+            "e_id": pl.String,
+            "occurrence": pl.Int32,
+            "lang": pl.String,
+            "change_type": pl.String,
+            "old_version_id": pl.Int64,
+            "new_version_id": pl.Int64,
+            "date_applicability": pl.Date,
+        },
+    )
     with store.transaction() as con:
         ensure_tables(con)
     store.replace([("ch_act_change", "true", [], frame)])
@@ -257,15 +299,28 @@ def _repeated_eids_store(store, corpus, repeat_in_old=True):
     unique everywhere."""
     act = corpus.act("zgb", sr="210", abbr="ZGB")
     twice = lambda text: [("178", text), ("178", text.replace("Frist", "Wartefrist"))]  # noqa: E731
-    old_arts = {"art_178": twice(OLD) if repeat_in_old else ("178", OLD), "art_9": ("9", OLD),
-                "art_x": [("12", OLD), ("9", OLD.replace("Frist", "Altfrist"))], "art_20": ("20", OLD)}
-    new_arts = {"art_178": twice(NEW), "art_9": ("9", NEW),
-                "art_x": [("12", NEW), ("9", NEW.replace("Frist", "Altfrist"))], "art_20": ("20", NEW)}
+    old_arts = {
+        "art_178": twice(OLD) if repeat_in_old else ("178", OLD),
+        "art_9": ("9", OLD),
+        "art_x": [("12", OLD), ("9", OLD.replace("Frist", "Altfrist"))],
+        "art_20": ("20", OLD),
+    }
+    new_arts = {
+        "art_178": twice(NEW),
+        "art_9": ("9", NEW),
+        "art_x": [("12", NEW), ("9", NEW.replace("Frist", "Altfrist"))],
+        "art_20": ("20", NEW),
+    }
     two_editions(corpus, act, articles_old=old_arts, articles_new=new_arts)
     corpus.flush()
     ov, nv = (v["version_id"] for v in corpus.versions)
-    rows = [(act, "art_178", 1, ov, nv), (act, "art_9", 1, ov, nv), (act, "art_x", 1, ov, nv),
-            (act, "art_x", 2, ov, nv), (act, "art_20", 1, ov, nv)]
+    rows = [
+        (act, "art_178", 1, ov, nv),
+        (act, "art_9", 1, ov, nv),
+        (act, "art_x", 1, ov, nv),
+        (act, "art_x", 2, ov, nv),
+        (act, "art_20", 1, ov, nv),
+    ]
     if repeat_in_old:
         rows.append((act, "art_178", 2, ov, nv))
     _changes_by_hand(store, rows)
@@ -306,7 +361,9 @@ def test_outcomes_are_kept_per_act_and_the_stored_outcome_is_what_counts(store, 
     # Kept means taken as stored, not recomputed and compared: a tampered outcome shows through ...
     with store.transaction() as con:
         con.execute("DELETE FROM bench_eligible WHERE act_id = ?", [a])
-        con.execute("""UPDATE bench_act_eligibility SET skips = '{"no_discriminating_unit": 1}' WHERE act_id = ?""", [a])
+        con.execute(
+            """UPDATE bench_act_eligibility SET skips = '{"no_discriminating_unit": 1}' WHERE act_id = ?""", [a]
+        )
     tampered = evaluate(store, "de")
     assert tampered.eligible["act_id"].to_list() == [b] and tampered.skips["no_discriminating_unit"] == 1
     counts_add_up(tampered)
@@ -327,21 +384,26 @@ EDITS = {
     "article repeated (B9)": [
         "INSERT INTO ch_act_article SELECT version_id, e_id, 2, article_number, heading, text FROM ch_act_article "
         "WHERE version_id IN (SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL",
+    ],
     "source (B2)": ["UPDATE ch_act_version SET source = 'fedlex_pdf' WHERE act_id = $a"],
     "article re-parsed (B4)": [
         "UPDATE ch_act_article SET text = 'kurz' WHERE version_id IN "
         "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET content_sha256 = 'another' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'another' WHERE act_id = $a AND date_end_applicability IS NULL",
+    ],
     "article renumbered (B9)": [
         "UPDATE ch_act_article SET article_number = '25' WHERE version_id IN "
         "(SELECT version_id FROM ch_act_version WHERE act_id = $a AND date_end_applicability IS NULL)",
-        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL"],
+        "UPDATE ch_act_version SET content_sha256 = 'next' WHERE act_id = $a AND date_end_applicability IS NULL",
+    ],
 }
 
 
 @pytest.mark.parametrize("edit", list(EDITS))
-def test_an_edit_to_what_an_act_reads_re_evaluates_that_act_and_matches_a_full_evaluation(store, corpus, tmp_path, edit):
+def test_an_edit_to_what_an_act_reads_re_evaluates_that_act_and_matches_a_full_evaluation(
+    store, corpus, tmp_path, edit
+):
     a, _ = _vouched_pair(corpus)
     before, _ = run_builder(store, "de", tmp_path)
     with store.transaction() as con:

@@ -63,7 +63,9 @@ def _outputs(data: Path) -> dict[str, bytes]:
 def _tables(data: Path) -> dict[str, list[tuple]]:
     store = Store(data / "chpit.duckdb")
     # A rebuild leaves the lines it replaced in bench_line until they are collected: compare the used ones.
-    used = {"bench_line": "SELECT * FROM bench_line WHERE fingerprint IN (SELECT fingerprint FROM bench_item) ORDER BY ALL"}
+    used = {
+        "bench_line": "SELECT * FROM bench_line WHERE fingerprint IN (SELECT fingerprint FROM bench_item) ORDER BY ALL"
+    }
     return {t: store.frame(used.get(t, f"SELECT * FROM {t} ORDER BY ALL")).rows() for t in TABLES}
 
 
@@ -90,8 +92,13 @@ def rebuilt(tmp_path_factory):
 def test_incremental_rebuild_is_byte_identical_to_a_build_from_scratch(rebuilt):
     incremental, scratch, _, _ = rebuilt
     outputs = _outputs(incremental)
-    assert sorted(outputs) == ["bench-de.jsonl", "bench-fr.jsonl", "build-report.json", "core-de.jsonl",
-                               "core-fr.jsonl"]
+    assert sorted(outputs) == [
+        "bench-de.jsonl",
+        "bench-fr.jsonl",
+        "build-report.json",
+        "core-de.jsonl",
+        "core-fr.jsonl",
+    ]
     assert all(outputs.values())
     assert outputs == _outputs(scratch)
     tables = _tables(incremental)
@@ -165,7 +172,9 @@ def test_new_content_for_an_edition_re_renders_its_items_only(built_once):
     with store.transaction() as con:
         con.execute("UPDATE ch_act_version SET content_sha256 = repeat('e', 64) WHERE version_id = ?", [version])
     again = _rebuild(store, data)
-    showing = {r["id"] for r in rows.iter_rows(named=True) if version in (r["gold_version_id"], r["distractor_version_id"])}
+    showing = {
+        r["id"] for r in rows.iter_rows(named=True) if version in (r["gold_version_id"], r["distractor_version_id"])
+    }
     assert set(again.fresh) == showing
 
 
@@ -201,7 +210,9 @@ def test_an_eligible_change_whose_article_is_gone_names_the_item_and_edition(bui
     row = store.frame("SELECT id, e_id, gold_version_id FROM bench_item LIMIT 1").row(0, named=True)
     with store.transaction() as con:
         con.execute("DELETE FROM bench_item")  # nothing to reuse: the line must be rendered
-        con.execute("DELETE FROM ch_act_article WHERE version_id = ? AND e_id = ?", [row["gold_version_id"], row["e_id"]])
+        con.execute(
+            "DELETE FROM ch_act_article WHERE version_id = ? AND e_id = ?", [row["gold_version_id"], row["e_id"]]
+        )
         eli = con.execute("SELECT eli FROM ch_act_version WHERE version_id = ?", [row["gold_version_id"]]).fetchone()[0]
     with pytest.raises(ItemsError, match=f"{eli} has no article {row['e_id']}"):
         _rebuild(store, data)
@@ -217,10 +228,13 @@ def test_replaced_lines_are_collected_once_they_outnumber_the_lines_in_use(built
     lines, items = counts()
     assert lines == items
     # A new build name changes every fingerprint: each rebuild replaces every line.
-    first = update_items(store, data / "build", "de", BuildSettings(**{**SETTINGS.__dict__, "build": "v-a"}),
-                         data.parent / "frozen")[0]
+    first = update_items(
+        store, data / "build", "de", BuildSettings(**{**SETTINGS.__dict__, "build": "v-a"}), data.parent / "frozen"
+    )[0]
     assert counts() == (2 * items, items)  # as many unused as used: kept
-    update_items(store, data / "build", "de", BuildSettings(**{**SETTINGS.__dict__, "build": "v-b"}), data.parent / "frozen")
+    update_items(
+        store, data / "build", "de", BuildSettings(**{**SETTINGS.__dict__, "build": "v-b"}), data.parent / "frozen"
+    )
     assert counts() == (items, items)  # more unused than used: collected, and only those
     assert all(i["build"] == "v-b" for i in load_items(store, "de"))
     assert first.ids == [i["id"] for i in load_items(store, "de")]
@@ -235,8 +249,9 @@ def test_a_line_missing_from_the_store_is_rendered_and_stored_again(built_once):
     again = _rebuild(store, data)
     assert len(again.fresh) == 1
     assert path.read_bytes() == first
-    assert [json.dumps(i, ensure_ascii=False, separators=(", ", ": ")).encode() for i in load_items(store, "de")] \
-        == first.splitlines()
+    assert [
+        json.dumps(i, ensure_ascii=False, separators=(", ", ": ")).encode() for i in load_items(store, "de")
+    ] == first.splitlines()
 
 
 OLDER_LAYOUTS = {  # how earlier versions kept item lines

@@ -37,8 +37,26 @@ from chpit_assets.bench.files import item_line
 from .conftest import Corpus, long_text, run_builder
 
 # PROTOCOL §1: the published key order; no recite fields in a build (PROTOCOL §9).
-SPEC_FIELDS = ["id", "lang", "act_id", "sr_number", "abbreviation", "article_number", "e_id", "as_of", "kind",
-               "change_date", "question", "gold_is_current", "gold", "distractor", "source", "licence", "build", "core"]
+SPEC_FIELDS = [
+    "id",
+    "lang",
+    "act_id",
+    "sr_number",
+    "abbreviation",
+    "article_number",
+    "e_id",
+    "as_of",
+    "kind",
+    "change_date",
+    "question",
+    "gold_is_current",
+    "gold",
+    "distractor",
+    "source",
+    "licence",
+    "build",
+    "core",
+]
 EDITION_FIELDS = ["version_id", "date_applicability", "date_end_applicability", "eli", "source", "text"]
 
 
@@ -47,11 +65,25 @@ def fake_change(act_id: int, n: int, before_ok: bool = True, after_ok: bool = Tr
     edition ends on the change date (B11)."""
     day = date(2021, 1, 1) + timedelta(days=n)
     return {
-        "act_id": act_id, "e_id": f"art_{n}", "change_date": day, "new_version_id": 10 * n + 1,
-        "old_version_id": 10 * n, "sr_number": str(act_id), "abbreviation": "X", "article_number": str(n),
-        "before_ok": before_ok, "after_ok": after_ok,
-        "old_from": date(2020, 1, 1), "old_to": day if overlap else day - timedelta(days=1), "old_eli": "e/old", "old_source": "fedlex",
-        "old_text": "old", "new_from": day, "new_to": None, "new_eli": "e/new", "new_source": "fedlex",
+        "act_id": act_id,
+        "e_id": f"art_{n}",
+        "change_date": day,
+        "new_version_id": 10 * n + 1,
+        "old_version_id": 10 * n,
+        "sr_number": str(act_id),
+        "abbreviation": "X",
+        "article_number": str(n),
+        "before_ok": before_ok,
+        "after_ok": after_ok,
+        "old_from": date(2020, 1, 1),
+        "old_to": day if overlap else day - timedelta(days=1),
+        "old_eli": "e/old",
+        "old_source": "fedlex",
+        "old_text": "old",
+        "new_from": day,
+        "new_to": None,
+        "new_eli": "e/new",
+        "new_source": "fedlex",
         "new_text": "new",
     }
 
@@ -89,11 +121,17 @@ def test_item_fields_ids_and_verbatim_text(store, corpus, tmp_path):
         expected = hashlib.sha1(f"de|{act}|235.1|art_24|{item['as_of']}".encode()).hexdigest()[:16]
         assert item["id"] == expected
         assert (item["build"], item["source"], item["licence"]) == ("v-test", SOURCE, LICENCE)
-        assert lines[items.index(item)].endswith(', "core": false}') or lines[items.index(item)].endswith(', "core": true}')
+        assert lines[items.index(item)].endswith(', "core": false}') or lines[items.index(item)].endswith(
+            ', "core": true}'
+        )
     before = next(i for i in items if i["kind"] == "before")
     after = next(i for i in items if i["kind"] == "after")
     # B13: before asks the old edition's last day, gold old; after asks the change date, gold new.
-    assert (before["as_of"], before["gold"]["version_id"], before["distractor"]["version_id"]) == ("2024-12-31", v_old, v_new)
+    assert (before["as_of"], before["gold"]["version_id"], before["distractor"]["version_id"]) == (
+        "2024-12-31",
+        v_old,
+        v_new,
+    )
     assert (after["as_of"], after["gold"]["version_id"], after["gold_is_current"]) == ("2025-01-01", v_new, True)
     assert before["gold_is_current"] is False
     assert before["gold"]["text"] == old and after["gold"]["text"] == new  # NBSP and dash kept
@@ -109,7 +147,9 @@ def test_item_id_formula_includes_act_id():
     assert item_id("fr", 1, "220", "art_7", "2024-01-01") == hashlib.sha1(b"fr|1|220|art_7|2024-01-01").hexdigest()[:16]
 
 
-def published(changes: list[dict], lang: str, seed: int, per_act_cap: int, item_cap: int) -> tuple[list[str], int, dict]:
+def published(
+    changes: list[dict], lang: str, seed: int, per_act_cap: int, item_cap: int
+) -> tuple[list[str], int, dict]:
     """PROTOCOL §1.5-§1.8 written out step by step, as the reference the builder must equal with an
     empty frozen record: (item ids in selection order, capped, loop skip counts)."""
     eligible = sorted(changes, key=lambda c: (c["act_id"], c["e_id"], c["change_date"], c["new_version_id"]))
@@ -145,14 +185,21 @@ def published(changes: list[dict], lang: str, seed: int, per_act_cap: int, item_
 
 
 change_shapes = st.lists(
-    st.tuples(st.integers(1, 4), st.sampled_from([(True, True), (True, False), (False, True), (False, False)]),
-              st.booleans()),
-    max_size=40)
+    st.tuples(
+        st.integers(1, 4), st.sampled_from([(True, True), (True, False), (False, True), (False, False)]), st.booleans()
+    ),
+    max_size=40,
+)
 
 
 @hsettings(max_examples=80, deadline=None)
-@given(shape=change_shapes, item_cap=st.integers(0, 30), per_act_cap=st.integers(1, 8), seed=st.integers(0, 3),
-       order=st.randoms(use_true_random=False))
+@given(
+    shape=change_shapes,
+    item_cap=st.integers(0, 30),
+    per_act_cap=st.integers(1, 8),
+    seed=st.integers(0, 3),
+    order=st.randoms(use_true_random=False),
+)
 def test_selection_is_the_published_algorithm_and_ignores_input_order(shape, item_cap, per_act_cap, seed, order):
     """With an empty frozen record the builder's selection equals PROTOCOL §1 exactly, and it is a
     function of (eligible set, seed) only: any input order gives the same items."""
@@ -186,7 +233,8 @@ def test_an_overlapping_change_uses_its_acts_slot_and_counts_twice():
         sel = select(changes, "de", BuildSettings(seed=seed, per_act_cap=1), [])
         assert sel.capped == 1 and sel.consumed == 1 and sel.selected == 2
         assert (sel.skips, sel.halves) == ({"overlapping_editions": 2}, []) or (
-            sel.skips == {} and len(sel.halves) == 2)
+            sel.skips == {} and len(sel.halves) == 2
+        )
 
 
 def test_item_cap_stops_before_a_change_and_trims_the_last_after():
@@ -210,7 +258,8 @@ def test_a_different_language_seed_draws_a_different_sample():
     s = BuildSettings(item_cap=13)
     # B15: seeded per language.
     assert {h.change["e_id"] for h in select(changes, "de", s, []).halves} != {
-        h.change["e_id"] for h in select(changes, "fr", s, []).halves}
+        h.change["e_id"] for h in select(changes, "fr", s, []).halves
+    }
 
 
 def test_single_day_edition_aborts_on_the_repeated_id():
@@ -227,11 +276,17 @@ def test_single_day_edition_aborts_on_the_repeated_id():
 def _corpus(store, langs, n_acts=3):
     corpus = Corpus(store)
     for a in range(n_acts):
-        act = corpus.act(f"a{a}", sr=f"{a}.1", abbr=f"G{a}", aliases={"fr": [(f"F{a}", "curated")],
-                                                                          "it": [(f"I{a}", "curated")]})
+        act = corpus.act(
+            f"a{a}", sr=f"{a}.1", abbr=f"G{a}", aliases={"fr": [(f"F{a}", "curated")], "it": [(f"I{a}", "curated")]}
+        )
         for lang in langs:
-            arts = [{f"art_{k}": (str(k), long_text(f"Betrag {k}: {v} Franken für jede angefangene Stunde Arbeit."))
-                     for k in range(1, 6)} for v in (100, 200, 300)]
+            arts = [
+                {
+                    f"art_{k}": (str(k), long_text(f"Betrag {k}: {v} Franken für jede angefangene Stunde Arbeit."))
+                    for k in range(1, 6)
+                }
+                for v in (100, 200, 300)
+            ]
             corpus.edition(act, lang, "2021-01-01", "2022-12-31", arts[0])
             corpus.edition(act, lang, "2023-01-01", "2024-06-30", arts[1])
             corpus.edition(act, lang, "2024-07-01", None, arts[2])
@@ -270,8 +325,9 @@ def test_frozen_items_are_kept_exactly_and_later_builds_only_add(store, tmp_path
     # The store moves on: a published gold text is re-typeset upstream, and the cap is raised.
     with store.connect() as con:
         con.execute("UPDATE ch_act_article SET text = text || ' Neu.'")
-    _, second = run_builder(store, "de", tmp_path / "b2", BuildSettings(build="v2", item_cap=10, core_size=3),
-                            frozen=published)
+    _, second = run_builder(
+        store, "de", tmp_path / "b2", BuildSettings(build="v2", item_cap=10, core_size=3), frozen=published
+    )
     assert changed_items(published, second.items) == []
     assert len(second.items) == 10
     assert {i["build"] for i in second.items if i["id"] not in {p["id"] for p in published}} == {"v2"}
@@ -306,8 +362,16 @@ def test_a_published_item_of_the_earlier_layout_is_emitted_with_core_last_and_no
     # stamps, which only published data carries (§9); B18's check ignores both (FREE_FIELDS).
     _corpus(store, ["de"], n_acts=1)
     _, first = run_builder(store, "de", tmp_path / "b1", BuildSettings(build="v1", item_cap=2))
-    old = [{"build": i["build"], "core": True, **{k: v for k, v in i.items() if k not in ("build", "core")},
-            "recite_label": "ungrounded", "recite_as_of": "2026-09-04"} for i in first.items]
+    old = [
+        {
+            "build": i["build"],
+            "core": True,
+            **{k: v for k, v in i.items() if k not in ("build", "core")},
+            "recite_label": "ungrounded",
+            "recite_as_of": "2026-09-04",
+        }
+        for i in first.items
+    ]
     _, second = run_builder(store, "de", tmp_path / "b2", BuildSettings(build="v2", item_cap=4), frozen=old)
     kept = [i for i in second.items if i["id"] in {o["id"] for o in old}]
     assert len(kept) == 2 and changed_items(old, second.items) == []
@@ -318,8 +382,8 @@ def test_the_render_rules_digest_ignores_layout_and_comments_but_not_code():
     """Issue 17.4: a reformat must not re-render every stored line; a code change must."""
     from chpit_assets.bench.items import code_digest
 
-    source = 'def question(item):\n    return f"Art. {item[\'n\']}"  # the template\n'
-    reformatted = '# rendering\ndef question(item):\n    return (\n        f"Art. {item[\'n\']}"\n    )\n'
-    changed = 'def question(item):\n    return f"Artikel {item[\'n\']}"\n'
+    source = "def question(item):\n    return f\"Art. {item['n']}\"  # the template\n"
+    reformatted = "# rendering\ndef question(item):\n    return (\n        f\"Art. {item['n']}\"\n    )\n"
+    changed = "def question(item):\n    return f\"Artikel {item['n']}\"\n"
     assert code_digest([source]) == code_digest([reformatted])
     assert code_digest([source]) != code_digest([changed])

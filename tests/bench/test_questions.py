@@ -30,21 +30,27 @@ def test_dates_as_a_reader_writes_them(lang, day, written):
     assert format_date(day, lang) == written
 
 
-@pytest.mark.parametrize("lang, expected", [
-    ("de", "Wie lautet Art. 336a OR (SR 220) in der am 1. Juli 2024 geltenden Fassung? Zitiere den Wortlaut."),
-    ("fr", "Quel est le texte de l'art. 336a CO (RS 220) en vigueur le 1 juillet 2024 ? Citez-le mot à mot."),
-    ("it", "Qual è il testo dell'art. 336a CO (RS 220) in vigore il 1 luglio 2024? Citalo alla lettera."),
-])
+@pytest.mark.parametrize(
+    "lang, expected",
+    [
+        ("de", "Wie lautet Art. 336a OR (SR 220) in der am 1. Juli 2024 geltenden Fassung? Zitiere den Wortlaut."),
+        ("fr", "Quel est le texte de l'art. 336a CO (RS 220) en vigueur le 1 juillet 2024 ? Citez-le mot à mot."),
+        ("it", "Qual è il testo dell'art. 336a CO (RS 220) in vigore il 1 luglio 2024? Citalo alla lettera."),
+    ],
+)
 def test_published_templates_verbatim(lang, expected):
     abbr = "OR" if lang == "de" else "CO"
     assert question(lang, "336a", abbr, "220", date(2024, 7, 1)) == expected
 
 
-@pytest.mark.parametrize("lang, months", [
-    ("de", "Januar Februar März April Mai Juni Juli August September Oktober November Dezember"),
-    ("fr", "janvier février mars avril mai juin juillet août septembre octobre novembre décembre"),
-    ("it", "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre"),
-])
+@pytest.mark.parametrize(
+    "lang, months",
+    [
+        ("de", "Januar Februar März April Mai Juni Juli August September Oktober November Dezember"),
+        ("fr", "janvier février mars avril mai juin juillet août septembre octobre novembre décembre"),
+        ("it", "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre"),
+    ],
+)
 def test_every_month_name(lang, months):
     written = [format_date(date(2020, m, 12), lang) for m in range(1, 13)]
     sep = ". " if lang == "de" else " "

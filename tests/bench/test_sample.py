@@ -47,8 +47,9 @@ def test_dsg_art_24_pure_addition_gives_only_the_after_item(sample_build):
     assert list(art24) == [("art_24", "after")]
     item = art24[("art_24", "after")]
     assert (item["as_of"], item["change_date"], item["abbreviation"]) == ("2025-04-01", "2025-04-01", "DSG")
-    assert item["question"] == ("Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung? "
-                                "Zitiere den Wortlaut.")
+    assert item["question"] == (
+        "Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung? Zitiere den Wortlaut."
+    )
     assert "5bis" in item["gold"]["text"] and "5bis" not in item["distractor"]["text"]
     # The before half: every unit of the old text is contained in the new one (B12).
     assert not TextMemo().discriminates(item["distractor"]["text"], item["gold"]["text"])
@@ -92,8 +93,14 @@ def test_sample_counts_add_up(sample_build):
 def _write_edition(tmp: Path, act_eli: str, day: date, body: str) -> CatalogEdition:
     path = tmp / f"{day:%Y%m%d}-de.xml"
     path.write_bytes(edition_xml(act_eli=act_eli, date_applicability=day, body=body))
-    return CatalogEdition(act_eli=act_eli, consolidation=f"{act_eli}/{day:%Y%m%d}", lang="de",
-                          date_applicability=day, date_end_applicability=None, file_url=path.as_uri())
+    return CatalogEdition(
+        act_eli=act_eli,
+        consolidation=f"{act_eli}/{day:%Y%m%d}",
+        lang="de",
+        date_applicability=day,
+        date_end_applicability=None,
+        file_url=path.as_uri(),
+    )
 
 
 def test_constructed_akn_nested_article_number_is_ambiguous(tmp_path):
@@ -102,14 +109,23 @@ def test_constructed_akn_nested_article_number_is_ambiguous(tmp_path):
 
     def body(figure: str) -> str:
         wording = f"1|{FILLER}", f"2|Die Gebühr beträgt {figure} Franken für jede angefangene Stunde Arbeit."
-        return (article("art_7", "7", *wording) + article("art_8", "8", *wording)
-                + f'<hcontainer eId="disp_u1">{article("disp_u1/art_7", "7", *wording)}</hcontainer>')
+        return (
+            article("art_7", "7", *wording)
+            + article("art_8", "8", *wording)
+            + f'<hcontainer eId="disp_u1">{article("disp_u1/art_7", "7", *wording)}</hcontainer>'
+        )
 
     old = _write_edition(tmp_path, eli, date(2023, 1, 1), body("100"))
     new = _write_edition(tmp_path, eli, date(2024, 1, 1), body("200"))
     old = replace(old, date_end_applicability=date(2023, 12, 31))
-    act = CatalogAct(eli=eli, sr_number="999.1", in_force_status=0, date_entry_in_force=None,
-                     date_no_longer_in_force=None, titles={"de": ActTitle("Bundesgesetz über Tests (TG)", "TG")})
+    act = CatalogAct(
+        eli=eli,
+        sr_number="999.1",
+        in_force_status=0,
+        date_entry_in_force=None,
+        date_no_longer_in_force=None,
+        titles={"de": ActTitle("Bundesgesetz über Tests (TG)", "TG")},
+    )
     store = Store(tmp_path / "chpit.duckdb")
     report = ingest_language(store, Catalog((act,), (old, new)), "de", tmp_path / "cache")
     assert report.parsed == 2
@@ -130,9 +146,15 @@ def test_french_pair_across_a_missing_edition_gives_the_after_item_of_art_24(tmp
     assert built.stats["skips"] == {"no_discriminating_unit": 1}
     [item] = built.items
     assert (item["sr_number"], item["e_id"], item["kind"], item["as_of"], item["abbreviation"]) == (
-        "235.1", "art_24", "after", "2025-07-07", "LPD")
-    assert item["question"] == ("Quel est le texte de l'art. 24 LPD (RS 235.1) en vigueur le 7 juillet 2025 ? "
-                                "Citez-le mot à mot.")
+        "235.1",
+        "art_24",
+        "after",
+        "2025-07-07",
+        "LPD",
+    )
+    assert item["question"] == (
+        "Quel est le texte de l'art. 24 LPD (RS 235.1) en vigueur le 7 juillet 2025 ? Citez-le mot à mot."
+    )
     assert item["gold_is_current"] is True and item["gold"]["date_applicability"] == "2025-07-07"
     assert item["distractor"]["date_end_applicability"] == "2025-03-31"
     assert "5bis" in item["gold"]["text"] and "5bis" not in item["distractor"]["text"]

@@ -10,13 +10,29 @@ from chpit_assets.bench.validate import (
 from .conftest import long_text
 
 
-def item(id_, as_of="2024-12-31", gold=("2023-01-01", "2024-12-31"), distractor=("2025-01-01", None),
-         gold_text=long_text("Die Frist beträgt 30 Tage ab Zustellung des Entscheids."),
-         distractor_text=long_text("Die Frist beträgt 60 Tage ab Zustellung des Entscheids."), act_id=1, e_id="art_1"):
-    return {"id": id_, "as_of": as_of, "act_id": act_id, "e_id": e_id, "change_date": "2025-01-01",
-            "gold": {"date_applicability": gold[0], "date_end_applicability": gold[1], "text": gold_text},
-            "distractor": {"date_applicability": distractor[0], "date_end_applicability": distractor[1],
-                           "text": distractor_text}}
+def item(
+    id_,
+    as_of="2024-12-31",
+    gold=("2023-01-01", "2024-12-31"),
+    distractor=("2025-01-01", None),
+    gold_text=long_text("Die Frist beträgt 30 Tage ab Zustellung des Entscheids."),
+    distractor_text=long_text("Die Frist beträgt 60 Tage ab Zustellung des Entscheids."),
+    act_id=1,
+    e_id="art_1",
+):
+    return {
+        "id": id_,
+        "as_of": as_of,
+        "act_id": act_id,
+        "e_id": e_id,
+        "change_date": "2025-01-01",
+        "gold": {"date_applicability": gold[0], "date_end_applicability": gold[1], "text": gold_text},
+        "distractor": {
+            "date_applicability": distractor[0],
+            "date_end_applicability": distractor[1],
+            "text": distractor_text,
+        },
+    }
 
 
 def test_duplicate_ids():
@@ -25,16 +41,18 @@ def test_duplicate_ids():
 
 def test_misdated_items():
     good = item("ok")
-    outside_gold = item("late", as_of="2025-01-01")                       # the distractor's first day
+    outside_gold = item("late", as_of="2025-01-01")  # the distractor's first day
     gold_end_inclusive = item("last", as_of="2024-12-31", gold=("2023-01-01", "2024-12-31"))
     overlapping = item("both", distractor=("2024-12-31", None))
     # B11 allows an old edition without an end date: the `after` item's day is covered by both
     # editions, and the lookup returns the newer one, which is gold here.
     open_old_edition = item("after", as_of="2025-01-01", gold=("2025-01-01", None), distractor=("2023-01-01", None))
-    open_old_edition_wrong_way = item("before", as_of="2025-01-01", gold=("2023-01-01", None),
-                                      distractor=("2025-01-01", None))
-    assert misdated([good, outside_gold, gold_end_inclusive, overlapping, open_old_edition,
-                     open_old_edition_wrong_way]) == ["late", "both", "before"]
+    open_old_edition_wrong_way = item(
+        "before", as_of="2025-01-01", gold=("2023-01-01", None), distractor=("2025-01-01", None)
+    )
+    assert misdated(
+        [good, outside_gold, gold_end_inclusive, overlapping, open_old_edition, open_old_edition_wrong_way]
+    ) == ["late", "both", "before"]
 
 
 def test_items_without_discriminating_unit():

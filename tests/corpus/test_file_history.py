@@ -51,13 +51,15 @@ def build(store: Store, sample: Path, cache: Path):
 
 
 def version_row(store: Store) -> dict:
-    return store.frame("SELECT * FROM ch_act_version WHERE version_id = ?",
-                       [version_id_for(DSG_2023, "de")]).row(0, named=True)
+    return store.frame("SELECT * FROM ch_act_version WHERE version_id = ?", [version_id_for(DSG_2023, "de")]).row(
+        0, named=True
+    )
 
 
 def articles(store: Store):
-    return store.frame("SELECT * FROM ch_act_article WHERE version_id = ? ORDER BY e_id, occurrence",
-                       [version_id_for(DSG_2023, "de")])
+    return store.frame(
+        "SELECT * FROM ch_act_article WHERE version_id = ? ORDER BY e_id, occurrence", [version_id_for(DSG_2023, "de")]
+    )
 
 
 def test_a_reissued_file_with_the_same_wording_changes_nothing_downstream(sample, tmp_path):
@@ -145,7 +147,9 @@ def test_a_store_written_before_the_article_key_is_rebuilt_to_it(tmp_path):
     with store.connect():  # the first writable open (a build's first writing step) brings the store up to date
         pass
     assert store.frame("SELECT version_id, e_id, occurrence, text FROM ch_act_article ORDER BY e_id").rows() == [
-        (1, "art_1", 1, "1 Alt."), (1, "art_2", 1, "1 Zwei.")]
+        (1, "art_1", 1, "1 Alt."),
+        (1, "art_2", 1, "1 Zwei."),
+    ]
     assert store.frame("SELECT e_id, occurrence, change_type FROM ch_act_change").rows() == [("art_1", 1, "modified")]
     with store.transaction() as con:  # the new key: a repeated e_id is a second occurrence, not a conflict
         con.execute("INSERT INTO ch_act_article (version_id, e_id, occurrence, text) VALUES (1, 'art_1', 2, 'x')")
@@ -154,8 +158,10 @@ def test_a_store_written_before_the_article_key_is_rebuilt_to_it(tmp_path):
     tables = set(store.frame("SELECT table_name FROM information_schema.tables")["table_name"])
     assert not any(t.endswith("_before_occurrence") for t in tables)
     assert {"n_repeated_eids", "content_sha256", "failed_stage"} <= set(
-        store.frame("SELECT column_name FROM information_schema.columns WHERE table_name = 'ch_act_version'")
-        ["column_name"])
+        store.frame("SELECT column_name FROM information_schema.columns WHERE table_name = 'ch_act_version'")[
+            "column_name"
+        ]
+    )
 
 
 def test_editions_parsed_by_the_previous_parser_are_reparsed_and_their_articles_kept_when_equal(sample, tmp_path):
@@ -163,11 +169,18 @@ def test_editions_parsed_by_the_previous_parser_are_reparsed_and_their_articles_
     build(store, sample, tmp_path / "cache")
     before = store.frame("SELECT * FROM ch_act_article ORDER BY version_id, e_id, occurrence")
     with store.transaction() as con:  # what a PARSER_VERSION 2 store looks like after the migration
-        con.execute("UPDATE ch_act_version SET parser_version = '2', content_sha256 = NULL, n_repeated_eids = NULL, "
-                    "generator = NULL")
+        con.execute(
+            "UPDATE ch_act_version SET parser_version = '2', content_sha256 = NULL, n_repeated_eids = NULL, "
+            "generator = NULL"
+        )
         con.execute("UPDATE ch_act_article SET heading = 'edited' WHERE e_id = 'art_1'")  # one edition differs
     _, report, _ = build(store, sample, tmp_path / "cache")
     assert report.reparsed == 10 and report.revisions == []  # a new parser is not a re-issued file
     assert store.frame("SELECT * FROM ch_act_article ORDER BY version_id, e_id, occurrence").equals(before)
-    assert store.frame("SELECT count(*) FROM ch_act_version WHERE lang = 'de' AND stage = 'parsed' "
-                       "AND (content_sha256 IS NULL OR generator IS NULL)").item() == 0
+    assert (
+        store.frame(
+            "SELECT count(*) FROM ch_act_version WHERE lang = 'de' AND stage = 'parsed' "
+            "AND (content_sha256 IS NULL OR generator IS NULL)"
+        ).item()
+        == 0
+    )

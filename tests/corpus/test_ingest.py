@@ -80,8 +80,10 @@ EXPECTED_ALIASES = {
 def test_every_act_gets_its_abbreviation_in_every_language_it_has(store, catalog, tmp_path):
     for lang in LANGS:
         ingest_language(store, catalog, lang, tmp_path / "cache")
-    parsed = store.frame("SELECT DISTINCT v.lang, c.sr_number FROM ch_act_version v JOIN ch_act c USING (act_id) "
-                         "WHERE v.stage = 'parsed'").rows()
+    parsed = store.frame(
+        "SELECT DISTINCT v.lang, c.sr_number FROM ch_act_version v JOIN ch_act c USING (act_id) "
+        "WHERE v.stage = 'parsed'"
+    ).rows()
     assert set(parsed) == set(EXPECTED_ALIASES)
     got: dict[tuple[str, str], set] = {key: set() for key in parsed}
     for lang, sr, abbr, source in store.frame("SELECT lang, sr_number, abbr, source FROM ch_act_alias").rows():
@@ -89,8 +91,18 @@ def test_every_act_gets_its_abbreviation_in_every_language_it_has(store, catalog
     assert {key: got[key] for key in EXPECTED_ALIASES} == EXPECTED_ALIASES
     acts = dict(store.frame("SELECT sr_number, abbreviation FROM ch_act").rows())
     # ch_act.abbreviation is the German one (B7): only acts with a German edition here have it.
-    assert acts == {"235.1": "DSG", "170.512": "PublG", "101": "BV", "220": "OR", "311.0": "StGB",
-                    "142.31": "AsylG", "0.107": None, "210": None, "952.0": None, "955.0": None}
+    assert acts == {
+        "235.1": "DSG",
+        "170.512": "PublG",
+        "101": "BV",
+        "220": "OR",
+        "311.0": "StGB",
+        "142.31": "AsylG",
+        "0.107": None,
+        "210": None,
+        "952.0": None,
+        "955.0": None,
+    }
     assert store.frame("SELECT act_id FROM ch_act WHERE sr_number = '235.1'").item() == act_id_for(DSG_ELI)
 
 
@@ -110,7 +122,8 @@ def test_a_changed_file_is_the_only_edition_parsed_again(store, catalog, tmp_pat
     changed.write_bytes((SAMPLE / "cc-2022-491" / "20250707-de.xml").read_bytes() + b"<!-- republished -->")
     editions = tuple(
         dataclasses.replace(e, file_url=changed.as_uri(), sha256=None)
-        if e.consolidation.endswith("/2022/491/20250707") and e.lang == "de" else e
+        if e.consolidation.endswith("/2022/491/20250707") and e.lang == "de"
+        else e
         for e in catalog.editions
     )
     report = ingest_language(store, Catalog(catalog.acts, editions), "de", tmp_path / "cache")
@@ -125,7 +138,8 @@ def test_a_bad_file_is_recorded_with_its_stage_and_the_rest_continue(store, cata
     gazette = (SAMPLE / "not-sr" / "fga-2025-2900-de.xml").resolve().as_uri()
     editions = tuple(
         dataclasses.replace(e, file_url=gazette, sha256=None)
-        if e.consolidation.endswith("/2022/491/20250401") and e.lang == "de" else e
+        if e.consolidation.endswith("/2022/491/20250401") and e.lang == "de"
+        else e
         for e in catalog.editions
     )
     report = ingest_language(store, Catalog(catalog.acts, editions), "de", tmp_path / "cache")
@@ -136,9 +150,12 @@ def test_a_bad_file_is_recorded_with_its_stage_and_the_rest_continue(store, cata
         "SELECT stage, error FROM ch_act_version WHERE version_id = ?", [version_id_for(f"{DSG_ELI}/20250401", "de")]
     ).row(0)
     assert stage == "validate" and "not a consolidation" in error
-    assert store.frame(
-        "SELECT count(*) FROM ch_act_article WHERE version_id = ?", [version_id_for(f"{DSG_ELI}/20250401", "de")]
-    ).item() == 0
+    assert (
+        store.frame(
+            "SELECT count(*) FROM ch_act_article WHERE version_id = ?", [version_id_for(f"{DSG_ELI}/20250401", "de")]
+        ).item()
+        == 0
+    )
 
 
 def test_a_failed_write_leaves_the_previous_good_partition(store, catalog, tmp_path):

@@ -83,8 +83,11 @@ def test_every_sample_file_is_a_catalog_edition_except_the_reissued_and_gazette_
 def test_parser_keeps_every_article_text_of_every_real_file(path):
     data = path.read_bytes()
     parsed = parse_edition(data, str(path))
-    _check(str(path), expected_articles(data),
-           {(a.e_id, a.occurrence): (a.article_number, a.heading, a.text) for a in parsed.articles})
+    _check(
+        str(path),
+        expected_articles(data),
+        {(a.e_id, a.occurrence): (a.article_number, a.heading, a.text) for a in parsed.articles},
+    )
 
 
 def test_store_holds_every_article_of_every_catalog_edition(tmp_path):
@@ -98,10 +101,14 @@ def test_store_holds_every_article_of_every_catalog_edition(tmp_path):
     assert store.frame("SELECT count(*) FROM ch_act_version WHERE stage = 'parsed'").item() == len(with_file) == 19
     for e in with_file:
         path = Path(unquote(urlsplit(e.file_url).path))
-        rows = store.frame("SELECT e_id, occurrence, article_number, heading, text FROM ch_act_article "
-                           "WHERE version_id = ?", [version_id_for(e.consolidation, e.lang)]).rows()
+        rows = store.frame(
+            "SELECT e_id, occurrence, article_number, heading, text FROM ch_act_article WHERE version_id = ?",
+            [version_id_for(e.consolidation, e.lang)],
+        ).rows()
         _check(str(path), expected_articles(path.read_bytes()), {(r[0], r[1]): r[2:] for r in rows})
     # The per-edition warning count: only the Civil Code repeats eIds.
-    repeated = store.frame("SELECT c.sr_number, v.lang, v.n_repeated_eids FROM ch_act_version v JOIN ch_act c "
-                           "USING (act_id) WHERE v.n_repeated_eids > 0").rows()
+    repeated = store.frame(
+        "SELECT c.sr_number, v.lang, v.n_repeated_eids FROM ch_act_version v JOIN ch_act c "
+        "USING (act_id) WHERE v.n_repeated_eids > 0"
+    ).rows()
     assert repeated == [("210", "fr", 74)]

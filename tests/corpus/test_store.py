@@ -81,8 +81,9 @@ def test_a_held_store_is_opened_once_and_kept_until_released(tmp_path, monkeypat
     monkeypatch.setattr(Store, "_open", lambda self, read_only: opened.append(read_only) or real_open(self, read_only))
     held = Store(path, hold=True)
     try:
-        article = pl.DataFrame({"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None],
-                                "text": ["a"]})
+        article = pl.DataFrame(
+            {"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": ["a"]}
+        )
         held.replace([("ch_act_article", "true", [], article)])
         assert held.frame("SELECT text FROM ch_act_article").to_series().to_list() == ["a"]
         # Any store on the path, read-only too, goes through the held connection while it is open
@@ -101,7 +102,9 @@ def test_a_failed_transaction_on_a_held_store_changes_nothing(tmp_path):
     path = tmp_path / "chpit.duckdb"
     store = Store(path, hold=True)
     try:
-        good = pl.DataFrame({"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": ["a"]})
+        good = pl.DataFrame(
+            {"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": ["a"]}
+        )
         store.replace([("ch_act_article", "true", [], good)])
         with pytest.raises(StoreError, match="nothing changed"):
             store.replace([("ch_act_article", "true", [], pl.concat([good, good]))])
@@ -118,7 +121,9 @@ def test_holding_an_unbuilt_store_for_reading_creates_no_file(tmp_path):
 
 def test_replace_is_all_or_nothing(tmp_path):
     store = Store(tmp_path / "s.duckdb")
-    good = pl.DataFrame({"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": ["a"]})
+    good = pl.DataFrame(
+        {"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": ["a"]}
+    )
     store.replace([("ch_act_article", "version_id = 1", [], good)])
     duplicate = pl.concat([good, good])  # violates the (version_id, e_id) key on insert, after the delete ran
     with pytest.raises(StoreError, match="nothing changed"):
@@ -140,8 +145,11 @@ def test_the_store_refuses_a_blank_alias(tmp_path):
         Store(tmp_path / "s.duckdb").replace([("ch_act_alias", "lang = 'fr'", [], blank)])
 
 
-ROWS = st.lists(st.tuples(st.sampled_from(["de", "fr"]), st.integers(0, 6), st.sampled_from(["a", "b", None])),
-                max_size=20, unique_by=lambda r: r[:2])
+ROWS = st.lists(
+    st.tuples(st.sampled_from(["de", "fr"]), st.integers(0, 6), st.sampled_from(["a", "b", None])),
+    max_size=20,
+    unique_by=lambda r: r[:2],
+)
 
 
 @hsettings(max_examples=40, deadline=None)
@@ -160,8 +168,15 @@ def test_sync_rows_leaves_exactly_the_frames_rows_and_touches_no_other_language(
 
 def test_sync_rows_refuses_a_frame_that_repeats_a_key(tmp_path):
     store = Store(tmp_path / "chpit.duckdb")
-    frame = pl.DataFrame({"version_id": [1, 1], "e_id": ["art_1", "art_1"], "article_number": ["1", "2"],
-                          "heading": [None, None], "text": ["a", "b"]})
+    frame = pl.DataFrame(
+        {
+            "version_id": [1, 1],
+            "e_id": ["art_1", "art_1"],
+            "article_number": ["1", "2"],
+            "heading": [None, None],
+            "text": ["a", "b"],
+        }
+    )
     with pytest.raises(StoreError, match=r"ch_act_article refused, nothing changed: 2 rows repeat a key"):
         with store.transaction() as con:
             sync_rows(con, "ch_act_article", ["version_id", "e_id"], "true", [], frame)
@@ -170,8 +185,10 @@ def test_sync_rows_refuses_a_frame_that_repeats_a_key(tmp_path):
 
 def _columns(path, table: str) -> set[str]:
     with duckdb.connect(str(path), read_only=True) as con:
-        return {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?",
-                                          [table]).fetchall()}
+        return {
+            c
+            for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [table]).fetchall()
+        }
 
 
 def test_the_ddl_runs_when_the_store_is_behind_it_and_only_then(tmp_path):

@@ -21,8 +21,9 @@ from chpit_assets.defs.resources import ChpitStore, FedlexSource
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def materialize(tmp_path: Path, lang: str, instance: dg.DagsterInstance, sample: Path = ROOT / "data" / "fedlex-sample",
-                **options) -> dg.ExecuteInProcessResult:
+def materialize(
+    tmp_path: Path, lang: str, instance: dg.DagsterInstance, sample: Path = ROOT / "data" / "fedlex-sample", **options
+) -> dg.ExecuteInProcessResult:
     register_langs(instance, [lang])
     return dg.materialize(
         [fedlex_catalog, fedlex_editions, parsed_articles],
@@ -101,7 +102,9 @@ def test_a_reissued_file_keeps_the_data_version_and_shows_in_the_metadata(tmp_pa
         result = materialize(tmp_path, "de", instance, sample_with(tmp_path, reissued))
         assert latest_data_version(instance, "de") == before
         parsed = metadata(result, "parsed_articles")
-        assert parsed["reparsed"] == 1 and "reissued" in parsed["reissued_files"] and "1.5.26" in parsed["reissued_files"]
+        assert (
+            parsed["reparsed"] == 1 and "reissued" in parsed["reissued_files"] and "1.5.26" in parsed["reissued_files"]
+        )
 
 
 def test_a_bad_new_file_keeps_the_last_good_parse_and_fails_the_asset_naming_the_file(tmp_path):
@@ -113,8 +116,9 @@ def test_a_bad_new_file_keeps_the_last_good_parse_and_fails_the_asset_naming_the
         store = Store(tmp_path / "data" / "chpit.duckdb")
         count = "SELECT count(*) FROM ch_act_article a JOIN ch_act_version v USING (version_id) WHERE v.lang = 'de'"
         articles = store.frame(count).item()
-        result = materialize(tmp_path, "de", instance, sample_with(tmp_path, b"<html><body>Fehler</body></html>"),
-                             raise_on_error=False)
+        result = materialize(
+            tmp_path, "de", instance, sample_with(tmp_path, b"<html><body>Fehler</body></html>"), raise_on_error=False
+        )
         assert not result.success
         [failure] = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
         message = failure.event_specific_data.error.message
@@ -154,7 +158,11 @@ def test_workspace_yaml_loads_in_the_dagster_cli(tmp_path):
     env = dict(os.environ, DAGSTER_HOME=str(tmp_path))
     done = subprocess.run(
         [sys.executable, "-m", "dagster", "definitions", "validate", "-w", str(ROOT / "workspace.yaml")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "chpit" in done.stdout + done.stderr

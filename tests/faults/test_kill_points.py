@@ -50,27 +50,47 @@ sys.exit(0 if result.success else 1)
 def _env(workdir: Path, kill_at: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in (ENV, "HF_TOKEN", "CHPIT_DATA_DIR", "CHPIT_PG_URL")}
     # The project's data/ is the default; each copy is its own data folder (the sample stays the project's).
-    env.update(PYTHONPATH=str(ROOT), DAGSTER_HOME=str(workdir / "home"), CHPIT_DATA_DIR=str(workdir / "data"),
-               HF_HUB_DISABLE_TELEMETRY="1")
+    env.update(
+        PYTHONPATH=str(ROOT),
+        DAGSTER_HOME=str(workdir / "home"),
+        CHPIT_DATA_DIR=str(workdir / "data"),
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
     if kill_at:
         env[ENV] = kill_at
     return env
 
 
 def build(workdir: Path, kill_at: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chpit_assets", "run", "--langs", "de"], cwd=workdir,
-                          env=_env(workdir, kill_at), capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "chpit_assets", "run", "--langs", "de"],
+        cwd=workdir,
+        env=_env(workdir, kill_at),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def publish_step(workdir: Path, kill_at: str | None = None, *args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", PUBLISH_DRIVER, *args], cwd=workdir,
-                          env={**_env(workdir, kill_at), **env}, capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-c", PUBLISH_DRIVER, *args],
+        cwd=workdir,
+        env={**_env(workdir, kill_at), **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def store_state(workdir: Path) -> dict[str, list[tuple]]:
     with duckdb.connect(str(workdir / "data" / "chpit.duckdb"), read_only=True) as con:
-        tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1").fetchall()]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1"
+            ).fetchall()
+        ]
         return {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in tables}
 
 

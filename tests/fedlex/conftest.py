@@ -35,8 +35,8 @@ STATUS = "https://fedlex.data.admin.ch/vocabulary/enforcement-status/"
 PRIVATE_HOST = "https://intranet.fedlex.admin.ch/casematesbo"
 # The ~9 KB page the Fedlex filestore serves with HTTP 200 for a path it does not have.
 HTML_SHELL = (
-    b"<!DOCTYPE html><html lang=\"de\"><head><meta charset=\"utf-8\"><title>Fedlex</title>"
-    + b"<script src=\"main.js\"></script>" * 300
+    b'<!DOCTYPE html><html lang="de"><head><meta charset="utf-8"><title>Fedlex</title>'
+    + b'<script src="main.js"></script>' * 300
     + b"</head><body><app-root></app-root></body></html>"
 )
 WAF_PAGE = b"<html><head><title>Request Rejected</title></head><body>The requested URL was rejected.</body></html>"
@@ -66,7 +66,7 @@ class Reply:
     status: int = 200
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0          # seconds before answering (for client timeouts)
+    delay: float = 0.0  # seconds before answering (for client timeouts)
     truncate_to: int | None = None  # announce the full length, send this many bytes, hang up
 
 
@@ -91,14 +91,20 @@ def sample_graph(catalog: Catalog, base_url: str) -> tuple[Graph, dict[str, Path
             row["noLonger"] = date_lit(act.date_no_longer_in_force.isoformat())
         g.acts.append(row)
         for lang, t in act.titles.items():
-            row = {"act": uri(act.eli), "expr": uri(f"{act.eli}/{lang}"), "lang": uri(LANG_IRI + EU[lang]),
-                   "title": lit(t.title)}
+            row = {
+                "act": uri(act.eli),
+                "expr": uri(f"{act.eli}/{lang}"),
+                "lang": uri(LANG_IRI + EU[lang]),
+                "title": lit(t.title),
+            }
             if t.title_short:
                 row["short"] = lit(t.title_short)
             g.titles.append(row)
     for e in catalog.editions:
         row = {
-            "act": uri(e.act_eli), "cons": uri(e.consolidation), "expr": uri(f"{e.consolidation}/{e.lang}"),
+            "act": uri(e.act_eli),
+            "cons": uri(e.consolidation),
+            "expr": uri(f"{e.consolidation}/{e.lang}"),
             "date": date_lit(e.date_applicability.isoformat()),
             "lang": uri(LANG_IRI + EU[e.lang]),
         }
@@ -118,7 +124,7 @@ class FakeFedlex:
         self.files: dict[str, bytes] = {}
         self.queries: list[str] = []
         self.hits: Counter[str] = Counter()
-        self.scripts: dict[str, list[Reply]] = {}   # path -> replies served before the normal one
+        self.scripts: dict[str, list[Reply]] = {}  # path -> replies served before the normal one
         self.sparql_fault: Callable[[str], Reply | None] | None = None
         self.in_flight = 0
         self.max_in_flight = 0
@@ -146,7 +152,11 @@ class FakeFedlex:
 
     def answer_sparql(self, query: str) -> Reply:
         if "jolux:isMemberOf" in query:
-            rows, key, head = self.graph.editions, "expr", ["act", "cons", "expr", "date", "end", "lang", "file", "private"]
+            rows, key, head = (
+                self.graph.editions,
+                "expr",
+                ["act", "cons", "expr", "date", "end", "lang", "file", "private"],
+            )
         elif "jolux:titleShort" in query:
             rows, key, head = self.graph.titles, "expr", ["act", "expr", "lang", "title", "short"]
         elif "jolux:ConsolidationAbstract" in query:

@@ -235,7 +235,11 @@ def test_a_partial_temp_file_from_a_dead_run_is_swept_and_never_used(fedlex, ser
     old = time.time() - 2 * EditionCache.TEMP_STALE_AFTER
     os.utime(stale, (old, old))
     (result,) = download_editions(catalog, tmp_path / "cache", sleep=sleeps)
-    assert result.stage == "downloaded" and result.path == final and final.read_bytes() == fedlex.files[path_of(fedlex, catalog.editions[0])]
+    assert (
+        result.stage == "downloaded"
+        and result.path == final
+        and final.read_bytes() == fedlex.files[path_of(fedlex, catalog.editions[0])]
+    )
     assert not stale.exists() and young.exists()  # a young one may belong to a running process
 
 
@@ -243,7 +247,16 @@ def test_a_cached_url_claimed_by_another_edition_is_checked_again(fedlex, served
     catalog = only(served, DSG + "/20250707", "de")
     download_editions(catalog, tmp_path / "cache", sleep=sleeps)
     # Same URL, now listed for the April edition: the cached file is not trusted for it.
-    april = Catalog(catalog.acts, (replace(catalog.editions[0], consolidation=DSG + "/20250401", date_applicability=catalog.editions[0].date_applicability.replace(month=4, day=1)),))
+    april = Catalog(
+        catalog.acts,
+        (
+            replace(
+                catalog.editions[0],
+                consolidation=DSG + "/20250401",
+                date_applicability=catalog.editions[0].date_applicability.replace(month=4, day=1),
+            ),
+        ),
+    )
     (result,) = download_editions(april, tmp_path / "cache", sleep=sleeps)
     assert result.stage == "validate" and "edition date 2025-07-07 != catalog 2025-04-01" in result.error
     assert fedlex.hits[path_of(fedlex, catalog.editions[0])] == 2
@@ -281,10 +294,28 @@ def test_an_edition_whose_act_is_not_in_the_catalog(served, tmp_path, sleeps):
 
 @pytest.mark.parametrize("name", ["../outside.xml", "/etc/passwd", "cc-1/./x.xml", "cc-1//x.xml"])
 def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
-    (tmp_path / "catalog.json").write_text(json.dumps({"acts": [{
-        "eli": "https://fedlex.data.admin.ch/eli/cc/1/1", "sr_number": "1", "in_force_status": 0,
-        "editions": [{"consolidation": "https://fedlex.data.admin.ch/eli/cc/1/1/20200101", "lang": "de",
-                      "date_applicability": "2020-01-01", "file": name}]}]}), encoding="utf-8")
+    (tmp_path / "catalog.json").write_text(
+        json.dumps(
+            {
+                "acts": [
+                    {
+                        "eli": "https://fedlex.data.admin.ch/eli/cc/1/1",
+                        "sr_number": "1",
+                        "in_force_status": 0,
+                        "editions": [
+                            {
+                                "consolidation": "https://fedlex.data.admin.ch/eli/cc/1/1/20200101",
+                                "lang": "de",
+                                "date_applicability": "2020-01-01",
+                                "file": name,
+                            }
+                        ],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(CatalogError, match=r"cc/1/1/20200101 \[de\]: file .* is not a plain relative path"):
         load_sample_catalog(tmp_path)
 
@@ -304,8 +335,16 @@ def test_entries_of_the_earlier_json_index_are_imported_once(sample_catalog, tmp
             key = hashlib.sha256(r.edition.file_url.encode()).hexdigest()
             path = cache / "index" / key[:2] / f"{key}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"url": r.edition.file_url, "sha256": r.sha256, "lang": r.edition.lang,
-                                        "consolidation": r.edition.consolidation}))
+            path.write_text(
+                json.dumps(
+                    {
+                        "url": r.edition.file_url,
+                        "sha256": r.sha256,
+                        "lang": r.edition.lang,
+                        "consolidation": r.edition.consolidation,
+                    }
+                )
+            )
             legacy.append(path)
     (cache / "index.sqlite").unlink()
     again = download_editions(sample_catalog, cache, sleep=sleeps)
@@ -318,8 +357,14 @@ def test_entries_of_the_earlier_json_index_are_imported_once(sample_catalog, tmp
 
 def _put_many(cache_dir: str, prefix: str, n: int) -> None:
     cache = EditionCache(Path(cache_dir))
-    edition = CatalogEdition("https://fedlex.data.admin.ch/eli/cc/1/1", "https://fedlex.data.admin.ch/eli/cc/1/1/20200101",
-                             "de", date(2020, 1, 1), None, None)
+    edition = CatalogEdition(
+        "https://fedlex.data.admin.ch/eli/cc/1/1",
+        "https://fedlex.data.admin.ch/eli/cc/1/1/20200101",
+        "de",
+        date(2020, 1, 1),
+        None,
+        None,
+    )
     for i in range(n):
         cache.put(f"https://example.invalid/{prefix}/{i}.xml", b"<akomaNtoso/>", "ab" * 32, edition)
         if i % 7 == 0:  # many small transactions, so that the processes contend

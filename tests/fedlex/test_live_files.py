@@ -28,8 +28,11 @@ def test_an_edition_with_repeated_e_ids_is_fetched_and_stored_whole(fedlex, serv
     assert set(report.failures_by_stage()) <= {"no_file"}, report.failures_markdown()
     [(consolidation, repeated)] = report.repeated_eids.items()
     assert consolidation.startswith("https://fedlex.data.admin.ch/eli/cc/24/233_245_233/") and repeated == 74
-    rows = store.frame("SELECT occurrence, count(*) FROM ch_act_article a JOIN ch_act_version v USING (version_id) "
-                       "WHERE v.eli = ? AND a.e_id = 'art_178' GROUP BY 1 ORDER BY 1", [consolidation]).rows()
+    rows = store.frame(
+        "SELECT occurrence, count(*) FROM ch_act_article a JOIN ch_act_version v USING (version_id) "
+        "WHERE v.eli = ? AND a.e_id = 'art_178' GROUP BY 1 ORDER BY 1",
+        [consolidation],
+    ).rows()
     assert rows == [(1, 1), (2, 1)]
 
 
@@ -44,7 +47,9 @@ def test_a_reissued_file_on_the_filestore_is_not_a_new_edition(fedlex, served, t
         if row["cons"]["value"] == DSG_2023 and row["expr"]["value"].endswith("/de"):
             row["file"] = dict(row["file"], value=fedlex.url(new_path))
     after = fetch(fedlex, sleeps)
-    assert [e.file_url for e in after.editions if e.consolidation == DSG_2023 and e.lang == "de"] == [fedlex.url(new_path)]
+    assert [e.file_url for e in after.editions if e.consolidation == DSG_2023 and e.lang == "de"] == [
+        fedlex.url(new_path)
+    ]
     _, changes = diff(Snapshot.of({"de": before.for_lang("de")}), {"de": after.for_lang("de")})
     assert [(c.kind, c.new_editions) for c in changes] == [("changed", ())]  # no new edition announced
 
@@ -53,9 +58,18 @@ def test_a_reissued_file_on_the_filestore_is_not_a_new_edition(fedlex, served, t
     assert [(r.kind, r.generator) for r in second.revisions] == [("reissued", "2024-q4-rel-1.5.26")]
     assert second.data_version == first.data_version  # nothing downstream re-materialises
     # And the same catalog with the file set back is a re-issue again, not a failure.
-    restored = Catalog(after.acts, tuple(replace(e, file_url=next(
-        b.file_url for b in before.editions if (b.consolidation, b.lang) == (e.consolidation, e.lang)))
-        for e in after.editions))
+    restored = Catalog(
+        after.acts,
+        tuple(
+            replace(
+                e,
+                file_url=next(
+                    b.file_url for b in before.editions if (b.consolidation, b.lang) == (e.consolidation, e.lang)
+                ),
+            )
+            for e in after.editions
+        ),
+    )
     third = ingest_language(store, restored, "de", tmp_path / "cache", sleep=sleeps)
     assert [r.kind for r in third.revisions] == ["reissued"] and third.data_version == first.data_version
 
@@ -77,6 +91,8 @@ def test_an_html_page_at_a_new_filestore_path_keeps_the_last_good_file(fedlex, s
     report = ingest_language(store, fetch(fedlex, sleeps), "de", tmp_path / "cache", sleep=sleeps)
     [kept] = report.last_good
     assert kept.url == fedlex.url(new_path) and kept.stage == "validate"
-    row = store.frame("SELECT stage, file_url, failed_url, n_articles FROM ch_act_version WHERE version_id = ?",
-                      [version_id_for(DSG_2023, "de")]).row(0)
+    row = store.frame(
+        "SELECT stage, file_url, failed_url, n_articles FROM ch_act_version WHERE version_id = ?",
+        [version_id_for(DSG_2023, "de")],
+    ).row(0)
     assert row == ("parsed", good_url, fedlex.url(new_path), 77)

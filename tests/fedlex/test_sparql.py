@@ -44,9 +44,11 @@ BV = "https://fedlex.data.admin.ch/eli/cc/1999/404"
 
 def same(a: Catalog, b: Catalog) -> bool:
     """Equal up to order (the live client sorts; the sample keeps its file order)."""
-    return sorted(a.acts, key=lambda x: x.eli) == sorted(b.acts, key=lambda x: x.eli) and set(a.editions) == set(
-        b.editions
-    ) and len(a.editions) == len(b.editions)
+    return (
+        sorted(a.acts, key=lambda x: x.eli) == sorted(b.acts, key=lambda x: x.eli)
+        and set(a.editions) == set(b.editions)
+        and len(a.editions) == len(b.editions)
+    )
 
 
 def client(fedlex: FakeFedlex, sleeps, **options) -> FedlexSparqlClient:
@@ -62,7 +64,9 @@ def edition(catalog: Catalog, consolidation: str, lang: str):
 def add_edition_rows(fedlex: FakeFedlex, consolidation: str, lang: str, **links) -> None:
     """Replace the graph's rows of one edition with one row per given link set."""
     base = next(
-        r for r in fedlex.graph.editions if r["cons"]["value"] == consolidation and r["lang"]["value"] == LANG_IRI + EU[lang]
+        r
+        for r in fedlex.graph.editions
+        if r["cons"]["value"] == consolidation and r["lang"]["value"] == LANG_IRI + EU[lang]
     )
     fedlex.graph.editions.remove(base)
     for link in links.get("rows", [{}]):
@@ -166,8 +170,11 @@ def test_restrict_by_eli_and_sr_is_the_union(fedlex, served, sleeps):
 def test_a_notation_of_another_type_is_not_an_sr_number(fedlex, served, sleeps):
     # The same string under notation-type `id` names a different act; if the endpoint lets it through, drop it.
     fedlex.graph.acts.append(
-        {"act": uri("https://fedlex.data.admin.ch/eli/cc/1/2"), "sr": lit("235.1", "https://fedlex.data.admin.ch/vocabulary/notation-type/id"),
-         "status": uri(STATUS + "0")}
+        {
+            "act": uri("https://fedlex.data.admin.ch/eli/cc/1/2"),
+            "sr": lit("235.1", "https://fedlex.data.admin.ch/vocabulary/notation-type/id"),
+            "status": uri(STATUS + "0"),
+        }
     )
     with client(fedlex, sleeps) as c:
         catalog = c.fetch_catalog()
@@ -200,7 +207,12 @@ def test_rows_in_an_unknown_language_are_ignored(fedlex, served, sleeps):
         reply = fedlex.answer_sparql(query)
         body = json.loads(reply.body)
         body["results"]["bindings"].append(
-            {"act": uri(DSG), "expr": uri(DSG + "/gsw"), "lang": uri(LANG_IRI + "GSW"), "title": lit("Datenschutzgsetz")}
+            {
+                "act": uri(DSG),
+                "expr": uri(DSG + "/gsw"),
+                "lang": uri(LANG_IRI + "GSW"),
+                "title": lit("Datenschutzgsetz"),
+            }
         )
         return Reply(200, json.dumps(body).encode(), reply.headers)
 
@@ -208,7 +220,9 @@ def test_rows_in_an_unknown_language_are_ignored(fedlex, served, sleeps):
     with client(fedlex, sleeps) as c:
         catalog = c.fetch_catalog()
     assert same(catalog, served)
-    assert c.report.warnings == [f"language {LANG_IRI}GSW is not one of ['DEU', 'ENG', 'FRA', 'ITA', 'ROH']; its rows are ignored"]
+    assert c.report.warnings == [
+        f"language {LANG_IRI}GSW is not one of ['DEU', 'ENG', 'FRA', 'ITA', 'ROH']; its rows are ignored"
+    ]
 
 
 # -- file links ------------------------------------------------------------------------------
@@ -248,7 +262,9 @@ def test_highest_build_wins(fedlex, served, sleeps):
     builds = {n: fedlex.url(filestore_path(cons, "de", n)) for n in (2, 3, 10)}
     # -10 beats -3 numerically (a string comparison would pick -3); a private -3 does not beat a public -10.
     add_edition_rows(
-        fedlex, cons, "de",
+        fedlex,
+        cons,
+        "de",
         rows=[{"file": builds[2]}, {"file": builds[10]}, {"private": PRIVATE_HOST + filestore_path(cons, "de", 3)}],
     )
     with client(fedlex, sleeps) as c:
@@ -322,12 +338,15 @@ def test_firewall_block_splits_the_batch_and_recovers(fedlex, served, sleeps):
     # The three acts of the first sample, so that the split below is the one described.
     keep = {BV, PUBLG, DSG}
     g = fedlex.graph
-    g.acts, g.titles, g.editions = ([r for r in rows if r["act"]["value"] in keep]
-                                    for rows in (g.acts, g.titles, g.editions))
+    g.acts, g.titles, g.editions = (
+        [r for r in rows if r["act"]["value"] in keep] for rows in (g.acts, g.titles, g.editions)
+    )
     with client(fedlex, sleeps) as c:
         catalog = c.fetch_catalog()
-    assert same(catalog, Catalog(tuple(a for a in served.acts if a.eli in keep),
-                                 tuple(e for e in served.editions if e.act_eli in keep)))
+    assert same(
+        catalog,
+        Catalog(tuple(a for a in served.acts if a.eli in keep), tuple(e for e in served.editions if e.act_eli in keep)),
+    )
     # 3 acts -> [BV] + [PublG, DSG]: one split, and no retry of the blocked query itself
     assert c.report.firewall_splits == 1 and sleeps == []
     assert len([q for q in fedlex.queries if "isMemberOf" in q]) == 3  # blocked, [BV], [PublG, DSG]

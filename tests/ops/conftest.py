@@ -122,8 +122,14 @@ class Proc:
 
 
 class Spawn(Protocol):
-    def __call__(self, args: list[str], env: dict[str, str], name: str,
-                 stop_signal: signal.Signals = signal.SIGTERM, cwd: Path = ROOT) -> Proc: ...
+    def __call__(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        name: str,
+        stop_signal: signal.Signals = signal.SIGTERM,
+        cwd: Path = ROOT,
+    ) -> Proc: ...
 
 
 @pytest.fixture
@@ -131,12 +137,14 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
     """Start a command in its own process group, output to a log file; every group is stopped at teardown."""
     started: list[Proc] = []
 
-    def _spawn(args: list[str], env: dict[str, str], name: str,
-               stop_signal: signal.Signals = signal.SIGTERM, cwd: Path = ROOT) -> Proc:
+    def _spawn(
+        args: list[str], env: dict[str, str], name: str, stop_signal: signal.Signals = signal.SIGTERM, cwd: Path = ROOT
+    ) -> Proc:
         log = tmp_path / f"{name}.log"
         with open(log, "wb") as out:  # the child keeps its own descriptor
-            popen = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+            popen = subprocess.Popen(
+                args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         started.append(Proc(popen, log, stop_signal))
         return started[-1]
 

@@ -80,36 +80,87 @@ def test_the_parse_runs_on_two_celery_workers(base_env, pg_url, amqp_url, queue,
     names = [f"w{n}-{queue}" for n in (1, 2)]
     worker_env = dict(env, PYTHONPATH=str(_worker_config(tmp_path / "celery", amqp_url)))
     workers = [
-        spawn([sys.executable, "-m", "celery", "-A", "dagster_celery.app", "worker", "-Q", queue, "-n", f"{name}@%h",
-               "--pool", "solo", "--prefetch-multiplier", "1", "--without-gossip", "--without-mingle",
-               "--without-heartbeat", "-l", "INFO"], worker_env, name,
-              stop_signal=signal.SIGQUIT)  # cold shutdown: idle by then, and a warm one takes ~10 s
+        spawn(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "dagster_celery.app",
+                "worker",
+                "-Q",
+                queue,
+                "-n",
+                f"{name}@%h",
+                "--pool",
+                "solo",
+                "--prefetch-multiplier",
+                "1",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-l",
+                "INFO",
+            ],
+            worker_env,
+            name,
+            stop_signal=signal.SIGQUIT,
+        )  # cold shutdown: idle by then, and a warm one takes ~10 s
         for name in names
     ]
     _wait_until_ready(amqp_url, names, workers)
 
     set_up_instance(spawn, env)
-    run_config = {"execution": {"config": {"celery": {
-        "broker": amqp_url, "backend": "rpc://", "config_source": {"task_default_queue": queue}}}}}
+    run_config = {
+        "execution": {
+            "config": {
+                "celery": {"broker": amqp_url, "backend": "rpc://", "config_source": {"task_default_queue": queue}}
+            }
+        }
+    }
     launcher = spawn(
-        [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "chpit_assets.definitions",
-         "--select", ",".join(PARSE), "--partition", "de", "--config-json", json.dumps(run_config)],
-        env, "launcher",
+        [
+            sys.executable,
+            "-m",
+            "dagster",
+            "asset",
+            "materialize",
+            "-m",
+            "chpit_assets.definitions",
+            "--select",
+            ",".join(PARSE),
+            "--partition",
+            "de",
+            "--config-json",
+            json.dumps(run_config),
+        ],
+        env,
+        "launcher",
     )
     launcher.wait_ok(timeout=240)
 
     # The launcher's instance was PostgreSQL: the run and the workers' events are there.
     [(run_id, status)] = pg_rows(pg_url, "SELECT run_id, status FROM runs")
     assert status == "SUCCESS"
-    starts = pg_rows(pg_url, "SELECT step_key, event FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
-                     (run_id, dg.DagsterEventType.STEP_START.value))
+    starts = pg_rows(
+        pg_url,
+        "SELECT step_key, event FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
+        (run_id, dg.DagsterEventType.STEP_START.value),
+    )
     step_pids = {step: _pid(event) for step, event in starts}
     assert sorted(step_pids) == sorted(PARSE)
-    [(run_start,)] = pg_rows(pg_url, "SELECT event FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
-                             (run_id, dg.DagsterEventType.RUN_START.value))
+    [(run_start,)] = pg_rows(
+        pg_url,
+        "SELECT event FROM event_logs WHERE run_id = %s AND dagster_event_type = %s",
+        (run_id, dg.DagsterEventType.RUN_START.value),
+    )
     # Solo pool: a worker runs its tasks in its own process, so each step's pid is a worker's pid.
     assert _pid(run_start) not in step_pids.values()
     assert set(step_pids.values()) == {w.popen.pid for w in workers}
-    materialised = pg_rows(pg_url, "SELECT asset_key, partition FROM event_logs WHERE run_id = %s"
-                           " AND dagster_event_type = 'ASSET_MATERIALIZATION' ORDER BY asset_key", (run_id,))
+    materialised = pg_rows(
+        pg_url,
+        "SELECT asset_key, partition FROM event_logs WHERE run_id = %s"
+        " AND dagster_event_type = 'ASSET_MATERIALIZATION' ORDER BY asset_key",
+        (run_id,),
+    )
     assert materialised == [(json.dumps([key]), "de") for key in PARSE]

@@ -36,7 +36,9 @@ def test_every_asset_of_kind_duckdb_is_in_the_writer_pool_and_only_those():
             if assets_def.op.pool == POOL:
                 pooled.add(key)
     assert "parsed_articles" in writers  # the rule is not vacuous
-    assert writers == pooled, f"kind duckdb without the pool: {writers - pooled}; pool without the kind: {pooled - writers}"
+    assert writers == pooled, (
+        f"kind duckdb without the pool: {writers - pooled}; pool without the kind: {pooled - writers}"
+    )
 
 
 def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path, monkeypatch, instance):
@@ -57,8 +59,14 @@ def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path
     # Every per-language asset that runs offline; the unpartitioned report and the LLM runs are left out.
     selection = dg.AssetSelection.groups("fedlex", "bench") - dg.AssetSelection.assets("build_report")
     result = dg.materialize(
-        [*defs.assets, *defs.asset_checks], selection=selection, partition_key="de", instance=instance,
-        resources={"chpit": ChpitStore(data_dir=str(tmp_path / "data")), "fedlex": FedlexSource(sample_dir=str(SAMPLE))},
+        [*defs.assets, *defs.asset_checks],
+        selection=selection,
+        partition_key="de",
+        instance=instance,
+        resources={
+            "chpit": ChpitStore(data_dir=str(tmp_path / "data")),
+            "fedlex": FedlexSource(sample_dir=str(SAMPLE)),
+        },
         run_config={"ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}}},
     )
     assert result.success
@@ -73,10 +81,23 @@ def _materialize(spawn: Spawn, env: dict[str, str], lang: str) -> Proc:
     """`dagster asset materialize` of a language's build, as an operator runs it by hand: directly,
     not through the run queue, so only the store's file lock keeps the two runs apart."""
     return spawn(
-        [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "chpit_assets.definitions",
-         "--select", ",".join(BUILD), "--partition", lang,
-         "--config-json", json.dumps({"execution": {"config": {"in_process": {}}}})],
-        env, f"materialize-{lang}",
+        [
+            sys.executable,
+            "-m",
+            "dagster",
+            "asset",
+            "materialize",
+            "-m",
+            "chpit_assets.definitions",
+            "--select",
+            ",".join(BUILD),
+            "--partition",
+            lang,
+            "--config-json",
+            json.dumps({"execution": {"config": {"in_process": {}}}}),
+        ],
+        env,
+        f"materialize-{lang}",
     )
 
 
@@ -91,12 +112,15 @@ def _wait_until(done: Callable[[], bool], procs: dict[str, Proc], what: str, tim
 
 
 def _started(instance: dg.DagsterInstance, run_id: str, step: str) -> bool:
-    return any(r.dagster_event is not None and r.dagster_event.step_key == step
-               for r in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START))
+    return any(
+        r.dagster_event is not None and r.dagster_event.step_key == step
+        for r in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START)
+    )
 
 
-def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(base_env, dagster_home, spawn,
-                                                                               monkeypatch):
+def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(
+    base_env, dagster_home, spawn, monkeypatch
+):
     """The shipped instance gives the writer pool to whole runs (the run queue starts one at a time),
     and such a run keeps the store open from its first step to its last. Runs started by hand skip
     the queue: here a writer already holds the file and runs for de and fr start meanwhile. Both
@@ -124,7 +148,9 @@ def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(
             proc.wait_ok(timeout=240)
         by_lang = {r.tags["dagster/partition"]: r for r in instance.get_runs()}
         assert {lang: r.status for lang, r in by_lang.items()} == {
-            "de": dg.DagsterRunStatus.SUCCESS, "fr": dg.DagsterRunStatus.SUCCESS}
+            "de": dg.DagsterRunStatus.SUCCESS,
+            "fr": dg.DagsterRunStatus.SUCCESS,
+        }
 
     # Both languages went through the whole build (the sample's French changes make no items).
     built = store.frame("SELECT lang, step FROM bench_stats ORDER BY ALL").rows()
@@ -133,8 +159,11 @@ def test_two_partition_runs_started_by_hand_wait_for_the_store_and_both_succeed(
 
 
 def _run_window(instance: dg.DagsterInstance, run_id: str) -> tuple[float, float]:
-    times = {r.dagster_event_type: r.timestamp for r in instance.all_logs(run_id)
-             if r.dagster_event_type in (dg.DagsterEventType.RUN_START, dg.DagsterEventType.RUN_SUCCESS)}
+    times = {
+        r.dagster_event_type: r.timestamp
+        for r in instance.all_logs(run_id)
+        if r.dagster_event_type in (dg.DagsterEventType.RUN_START, dg.DagsterEventType.RUN_SUCCESS)
+    }
     return times[dg.DagsterEventType.RUN_START], times[dg.DagsterEventType.RUN_SUCCESS]
 
 
@@ -149,8 +178,23 @@ def test_the_run_queue_runs_the_language_builds_one_after_another(base_env, dags
     store = Store(Path(base_env["CHPIT_DATA_DIR"]) / "chpit.duckdb")
     set_up_instance(spawn, base_env)
     for lang in ("de", "fr"):  # both queued before the daemon starts: it finds them together
-        launch = spawn([sys.executable, "-m", "dagster", "job", "launch", "-w", workspace, "-j", "build",
-                        "--tags", json.dumps({"dagster/partition": lang})], base_env, f"launch-{lang}")
+        launch = spawn(
+            [
+                sys.executable,
+                "-m",
+                "dagster",
+                "job",
+                "launch",
+                "-w",
+                workspace,
+                "-j",
+                "build",
+                "--tags",
+                json.dumps({"dagster/partition": lang}),
+            ],
+            base_env,
+            f"launch-{lang}",
+        )
         launch.wait_ok(timeout=120)
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance, ExitStack() as holder:
         assert [r.status for r in instance.get_runs()] == [dg.DagsterRunStatus.QUEUED] * 2
@@ -158,15 +202,20 @@ def test_the_run_queue_runs_the_language_builds_one_after_another(base_env, dags
         # next (Dagster 1.13); the limit is recorded here as any earlier run would have recorded it.
         instance.event_log_storage.initialize_concurrency_limit_to_default(POOL)
         holder.enter_context(store.connect())  # a writer elsewhere: the first run waits for it
-        daemon = {"daemon": spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], base_env, "daemon")}
-        _wait_until(lambda: any(r.status == dg.DagsterRunStatus.STARTED for r in instance.get_runs()), daemon,
-                    "no run started")
+        daemon = {
+            "daemon": spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], base_env, "daemon")
+        }
+        _wait_until(
+            lambda: any(r.status == dg.DagsterRunStatus.STARTED for r in instance.get_runs()), daemon, "no run started"
+        )
         time.sleep(3)  # the daemon dequeues every few seconds: time enough to start the second, were it allowed
         assert sorted(r.status.value for r in instance.get_runs()) == ["QUEUED", "STARTED"]
         holder.close()
         _wait_until(lambda: all(r.is_finished for r in instance.get_runs()), daemon, "the queued runs did not finish")
         runs = instance.get_runs()
         assert {r.tags["dagster/partition"]: r.status for r in runs} == {
-            "de": dg.DagsterRunStatus.SUCCESS, "fr": dg.DagsterRunStatus.SUCCESS}
+            "de": dg.DagsterRunStatus.SUCCESS,
+            "fr": dg.DagsterRunStatus.SUCCESS,
+        }
         first, second = sorted(_run_window(instance, r.run_id) for r in runs)
     assert first[1] <= second[0], "the two build runs were in progress at the same time"

@@ -20,8 +20,11 @@ def _build_job() -> dg.JobDefinition:
 
 
 def _worker_events(instance: dg.DagsterInstance, run_id: str) -> list[str]:
-    return [r.dagster_event.step_key for r in instance.all_logs(run_id)
-            if r.dagster_event is not None and r.dagster_event_type == dg.DagsterEventType.STEP_WORKER_STARTED]
+    return [
+        r.dagster_event.step_key
+        for r in instance.all_logs(run_id)
+        if r.dagster_event is not None and r.dagster_event_type == dg.DagsterEventType.STEP_WORKER_STARTED
+    ]
 
 
 def test_a_launched_build_run_executes_its_steps_in_its_own_process(tmp_path, monkeypatch):
@@ -35,8 +38,9 @@ def test_a_launched_build_run_executes_its_steps_in_its_own_process(tmp_path, mo
     }
     with dg.instance_for_test() as instance:
         register_langs(instance, ["de"])
-        with dg.execute_job(dg.reconstructable(_build_job), instance=instance, run_config=config,
-                            tags={"dagster/partition": "de"}) as result:
+        with dg.execute_job(
+            dg.reconstructable(_build_job), instance=instance, run_config=config, tags={"dagster/partition": "de"}
+        ) as result:
             assert result.success
             steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
             assert {"parsed_articles", "bench_items", "core_split"} <= steps
@@ -61,8 +65,9 @@ def test_a_run_that_owns_the_writer_pool_opens_the_store_once(tmp_path, monkeypa
     data = tmp_path / "data"
     opened = []
     real_open = store_module.Store._open
-    monkeypatch.setattr(store_module.Store, "_open",
-                        lambda self, read_only: opened.append(read_only) or real_open(self, read_only))
+    monkeypatch.setattr(
+        store_module.Store, "_open", lambda self, read_only: opened.append(read_only) or real_open(self, read_only)
+    )
     config = {
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
         "resources": {"fedlex": {"config": {"sample_dir": str(SAMPLE)}}, "chpit": {"config": {"data_dir": str(data)}}},

@@ -60,10 +60,15 @@ def test_a_materialisation_lands_runs_events_and_assets_in_postgres(dagster_home
 
     # Read back with plain SQL, not through Dagster: the rows are really in PostgreSQL.
     assert pg_rows(pg_url, "SELECT status FROM runs WHERE run_id = %s", (run_id,)) == [("SUCCESS",)]
-    event_types = {t for (t,) in pg_rows(
-        pg_url, "SELECT dagster_event_type FROM event_logs WHERE run_id = %s", (run_id,))}
-    expected = [dg.DagsterEventType.RUN_START, dg.DagsterEventType.STEP_SUCCESS,
-                dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.RUN_SUCCESS]
+    event_types = {
+        t for (t,) in pg_rows(pg_url, "SELECT dagster_event_type FROM event_logs WHERE run_id = %s", (run_id,))
+    }
+    expected = [
+        dg.DagsterEventType.RUN_START,
+        dg.DagsterEventType.STEP_SUCCESS,
+        dg.DagsterEventType.ASSET_MATERIALIZATION,
+        dg.DagsterEventType.RUN_SUCCESS,
+    ]
     assert {t.value for t in expected} <= event_types  # stored by value: RUN_START is 'PIPELINE_START'
     materialised = pg_rows(
         pg_url,
@@ -71,9 +76,7 @@ def test_a_materialisation_lands_runs_events_and_assets_in_postgres(dagster_home
         " WHERE run_id = %s AND dagster_event_type = 'ASSET_MATERIALIZATION' ORDER BY asset_key",
         (run_id,),
     )
-    assert materialised == [
-        ('["fedlex_catalog"]', "de"), ('["fedlex_editions"]', "de"), ('["parsed_articles"]', "de")
-    ]
+    assert materialised == [('["fedlex_catalog"]', "de"), ('["fedlex_editions"]', "de"), ('["parsed_articles"]', "de")]
     assert ('["parsed_articles"]',) in pg_rows(pg_url, "SELECT asset_key FROM asset_keys")
     # Nothing went to the embedded default on the side (storage/ itself holds the IO manager's pickles).
     assert not list((dagster_home / "storage").rglob("*.db"))

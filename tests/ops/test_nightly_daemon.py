@@ -13,13 +13,19 @@ from tests.ops_schedule.nightly_project import DSG_FR_2023, copy_project, items,
 from .conftest import Spawn
 
 
-def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(tmp_path, base_env, spawn: Spawn,
-                                                                          monkeypatch):
+def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(
+    tmp_path, base_env, spawn: Spawn, monkeypatch
+):
     monkeypatch.setenv("DAGSTER_HOME", base_env["DAGSTER_HOME"])  # the storage config reads it in this process too
     project = copy_project(tmp_path / "project")
     set_edition(project, DSG_FR_2023, present=False)
-    env = {**base_env, "CHPIT_DATA_DIR": str(project / "data"), "CHPIT_SAMPLE_DIR": str(project / "data/fedlex-sample"),
-           "CHPIT_SENSOR_SECONDS": "1", "PYTHONPATH": str(project)}
+    env = {
+        **base_env,
+        "CHPIT_DATA_DIR": str(project / "data"),
+        "CHPIT_SAMPLE_DIR": str(project / "data/fedlex-sample"),
+        "CHPIT_SENSOR_SECONDS": "1",
+        "PYTHONPATH": str(project),
+    }
     built = run(project, "nightly", env=env)
     assert built.returncode == 0, built.stdout + built.stderr
     assert items(project, "fr", "235.1") == []
@@ -30,15 +36,24 @@ def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(tmp_p
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     workspace = str(project / "workspace.yaml")
-    spawn([sys.executable, "-m", "dagster", "sensor", "start", "new_edition_sensor", "-w", workspace], env,
-          "sensor-start", cwd=elsewhere).wait_ok(timeout=120)
+    spawn(
+        [sys.executable, "-m", "dagster", "sensor", "start", "new_edition_sensor", "-w", workspace],
+        env,
+        "sensor-start",
+        cwd=elsewhere,
+    ).wait_ok(timeout=120)
     daemon = spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], env, "daemon", cwd=elsewhere)
 
     with dg.DagsterInstance.from_config(base_env["DAGSTER_HOME"]) as instance:
         deadline = time.monotonic() + 420
 
         def nightly_runs():
-            return [r for r in instance.get_runs() if r.job_name == "nightly" and r.tags.get("chpit/trigger") == "new_edition"]
+            return [
+                r
+                for r in instance.get_runs()
+                if r.job_name == "nightly" and r.tags.get("chpit/trigger") == "new_edition"
+            ]
+
         while not any(r.is_finished for r in nightly_runs()):
             assert daemon.popen.poll() is None, daemon.output()[-4000:]
             assert time.monotonic() < deadline, f"no nightly run finished: {[r.status for r in nightly_runs()]}"

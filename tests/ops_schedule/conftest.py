@@ -19,8 +19,8 @@ from chpit_assets.fedlex.catalog import Catalog, load_sample_catalog
 from tests.fedlex.conftest import SAMPLE, FakeFedlex, filestore_path, sample_graph
 
 DSG = "https://fedlex.data.admin.ch/eli/cc/2022/491"
-NEW_EDITION = f"{DSG}/20250401"                 # arrives between the two states, in German
-LATER_EDITION = f"{DSG}/20250707"               # after it; absent in German in both states
+NEW_EDITION = f"{DSG}/20250401"  # arrives between the two states, in German
+LATER_EDITION = f"{DSG}/20250707"  # after it; absent in German in both states
 NEW_FILE = filestore_path(NEW_EDITION, "de", 1)
 
 

@@ -17,7 +17,7 @@ DSG_FR_2023 = ("https://fedlex.data.admin.ch/eli/cc/2022/491/20230901", "fr")
 
 # Imported by every Python process that has the folder on PYTHONPATH: run workers the daemon starts
 # included. The oracle then answers a wrong text, which its blocking check (R1) must catch.
-FAILING_ORACLE = '''
+FAILING_ORACLE = """
 from chpit_assets.runs import systems
 
 _answer = systems.OracleSystem.answer
@@ -30,7 +30,7 @@ def _wrong(self, item):
 
 
 systems.OracleSystem.answer = _wrong
-'''
+"""
 
 
 def copy_project(dest: Path) -> Path:
@@ -59,15 +59,24 @@ def set_edition(project: Path, edition: tuple[str, str], present: bool) -> None:
 
 def plain_env(**extra: str) -> dict[str, str]:
     """A shell's environment without anything chpit or Dagster would read (issue 14.1)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DAGSTER", "CHPIT_")) and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DAGSTER", "CHPIT_")) and k not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
     return {**env, **extra}
 
 
 def run(project: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`.venv/bin/python -m chpit_assets ...`, as the README writes it, from the project folder."""
-    return subprocess.run([".venv/bin/python", "-m", "chpit_assets", *args], cwd=project,
-                          env=env or plain_env(), capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [".venv/bin/python", "-m", "chpit_assets", *args],
+        cwd=project,
+        env=env or plain_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def failing_oracle_env(project: Path, tmp: Path) -> dict[str, str]:
@@ -79,8 +88,11 @@ def failing_oracle_env(project: Path, tmp: Path) -> dict[str, str]:
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def items(project: Path, lang: str, sr_number: str) -> list[dict]:

@@ -41,8 +41,16 @@ def test_one_new_edition_costs_one_download_and_one_parse_and_reaches_items_and_
     chpit = ChpitStore(data_dir=str(data))
     fedlex = FedlexSource(mode="live", sparql_url=fake_fedlex.endpoint)
     defs = dg.Definitions(
-        assets=[fedlex_assets.fedlex_catalog, fedlex_assets.fedlex_editions, fedlex_assets.parsed_articles,
-                bench.act_changes, bench.eligible_changes, bench.bench_items, bench.core_split, bench.build_report],
+        assets=[
+            fedlex_assets.fedlex_catalog,
+            fedlex_assets.fedlex_editions,
+            fedlex_assets.parsed_articles,
+            bench.act_changes,
+            bench.eligible_changes,
+            bench.bench_items,
+            bench.core_split,
+            bench.build_report,
+        ],
         jobs=[build_job, build_report_job],
         resources={"chpit": chpit, "fedlex": fedlex},
     )
@@ -84,7 +92,9 @@ def test_one_new_edition_costs_one_download_and_one_parse_and_reaches_items_and_
     parsed = metadata(second, "parsed_articles")
     assert (parsed["reparsed"], parsed["reused_unchanged"]) == (1, len(fetched_before))
     assert metadata(second, "fedlex_editions")["by_stage"] == {
-        "cached": len(fetched_before), "downloaded": 1, "no_file": 1,
+        "cached": len(fetched_before),
+        "downloaded": 1,
+        "no_file": 1,
     }
     assert second.dagster_run.tags[ACTS_TAG] == "cc-2022-491"
 

@@ -48,13 +48,13 @@ def test_every_job_and_sensor_has_a_description_and_every_asset_an_owner(defs):
     assert unowned == []
 
 
-@pytest.mark.parametrize("first_day", ["2026-03-27", "2026-10-23"])   # around the spring and autumn DST switches
+@pytest.mark.parametrize("first_day", ["2026-03-27", "2026-10-23"])  # around the spring and autumn DST switches
 def test_exactly_one_tick_a_night_at_0330_zurich_across_dst(first_day):
     start = datetime.fromisoformat(first_day).replace(tzinfo=ZH).timestamp()
     ticks = [t for _, t in zip(range(6), cron_string_iterator(start, NIGHTLY_CRON, ZURICH))]
     assert [t.astimezone(ZH).strftime("%H:%M") for t in ticks] == ["03:30"] * 6
     assert len({t.astimezone(ZH).date() for t in ticks}) == 6
-    assert len({t.utcoffset() for t in ticks}) == 2   # the switch really is inside the window
+    assert len({t.utcoffset() for t in ticks}) == 2  # the switch really is inside the window
 
 
 def _core_split(instance: dg.DagsterInstance, lang: str, version: str) -> None:
@@ -73,9 +73,9 @@ def test_build_report_follows_a_changed_core_split_and_ignores_an_unchanged_rebu
     assert result.total_requested == 1
 
     result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-    assert result.total_requested == 0   # requested once, not on every tick after
+    assert result.total_requested == 0  # requested once, not on every tick after
 
-    _core_split(instance, "de", "v1")    # a nightly rebuild that changed nothing
+    _core_split(instance, "de", "v1")  # a nightly rebuild that changed nothing
     result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
     assert result.total_requested == 0
 

@@ -12,13 +12,36 @@ from chpit_assets.pit.tools import PitTools
 
 TODAY = date(2025, 6, 15)
 
-ACT = {"act_id": pl.Int64, "sr_number": pl.Utf8, "eli": pl.Utf8, "jurisdiction": pl.Utf8, "abbreviation": pl.Utf8,
-       "enforcement_status": pl.Int32, "date_entry_in_force": pl.Date, "title_de": pl.Utf8, "title_fr": pl.Utf8}
+ACT = {
+    "act_id": pl.Int64,
+    "sr_number": pl.Utf8,
+    "eli": pl.Utf8,
+    "jurisdiction": pl.Utf8,
+    "abbreviation": pl.Utf8,
+    "enforcement_status": pl.Int32,
+    "date_entry_in_force": pl.Date,
+    "title_de": pl.Utf8,
+    "title_fr": pl.Utf8,
+}
 ALIAS = {"lang": pl.Utf8, "sr_number": pl.Utf8, "abbr": pl.Utf8, "source": pl.Utf8, "act_id": pl.Int64}
-VERSION = {"version_id": pl.Int64, "act_id": pl.Int64, "lang": pl.Utf8, "date_applicability": pl.Date,
-           "date_end_applicability": pl.Date, "eli": pl.Utf8, "source": pl.Utf8, "stage": pl.Utf8}
-ARTICLE = {"version_id": pl.Int64, "e_id": pl.Utf8, "occurrence": pl.Int32, "article_number": pl.Utf8,
-           "heading": pl.Utf8, "text": pl.Utf8}
+VERSION = {
+    "version_id": pl.Int64,
+    "act_id": pl.Int64,
+    "lang": pl.Utf8,
+    "date_applicability": pl.Date,
+    "date_end_applicability": pl.Date,
+    "eli": pl.Utf8,
+    "source": pl.Utf8,
+    "stage": pl.Utf8,
+}
+ARTICLE = {
+    "version_id": pl.Int64,
+    "e_id": pl.Utf8,
+    "occurrence": pl.Int32,
+    "article_number": pl.Utf8,
+    "heading": pl.Utf8,
+    "text": pl.Utf8,
+}
 
 D = date.fromisoformat
 ELI = "https://fedlex.data.admin.ch/eli/cc/"
@@ -53,8 +76,11 @@ def repeated_articles(version_id: int, *, later: bool) -> list[tuple]:
         (version_id, "art_180", "180", "Neues Recht", "1 Neues Recht 180."),
         (version_id, "art_178", "178", "Altes Recht", "1 Altes Recht 178."),
     ]
-    rows.append((version_id, "art_180", "180", "Altes Recht", "1 Altes Recht 180.") if later else
-                (version_id, "art_179", "179", "Altes Recht", "1 Altes Recht 179."))
+    rows.append(
+        (version_id, "art_180", "180", "Altes Recht", "1 Altes Recht 180.")
+        if later
+        else (version_id, "art_179", "179", "Altes Recht", "1 Altes Recht 179.")
+    )
     return rows
 
 
@@ -111,22 +137,27 @@ def store(tmp_path_factory) -> Store:
         _edition_articles(11, "2020", with_5a=False)
         + _edition_articles(12, "2021", with_5a=False)
         + [(13, "art_1", "1", None, art1("nie geparst"))]
-        + _edition_articles(14, "2021", with_5a=True)     # Art. 1 unchanged from 2021
+        + _edition_articles(14, "2021", with_5a=True)  # Art. 1 unchanged from 2021
         + _edition_articles(15, "2026", with_5a=True)
         + [(21, "art_1", "1", "But", "1 La présente loi règle le cas de test.")]
-        + [(31, "art_1", "1", None, "1 Altes Gesetz, Artikel 1."),
-           (41, "art_1", "1", None, "1 Neues Gesetz, Artikel 1."),
-           (61, "art_1", "1", None, "1 Kantonales Gesetz, Artikel 1."),
-           (51, "art_1", "1", None, "1 Alte überlappende Fassung."),
-           (52, "art_1", "1", None, "1 Neue überlappende Fassung.")]
-        + repeated_articles(71, later=False) + repeated_articles(72, later=True)
+        + [
+            (31, "art_1", "1", None, "1 Altes Gesetz, Artikel 1."),
+            (41, "art_1", "1", None, "1 Neues Gesetz, Artikel 1."),
+            (61, "art_1", "1", None, "1 Kantonales Gesetz, Artikel 1."),
+            (51, "art_1", "1", None, "1 Alte überlappende Fassung."),
+            (52, "art_1", "1", None, "1 Neue überlappende Fassung."),
+        ]
+        + repeated_articles(71, later=False)
+        + repeated_articles(72, later=True)
     )
-    s.replace([
-        ("ch_act", "TRUE", [], pl.DataFrame(acts, schema=ACT, orient="row")),
-        ("ch_act_alias", "TRUE", [], pl.DataFrame(aliases, schema=ALIAS, orient="row")),
-        ("ch_act_version", "TRUE", [], pl.DataFrame(versions, schema=VERSION, orient="row")),
-        ("ch_act_article", "TRUE", [], pl.DataFrame(articles, schema=ARTICLE, orient="row")),
-    ])
+    s.replace(
+        [
+            ("ch_act", "TRUE", [], pl.DataFrame(acts, schema=ACT, orient="row")),
+            ("ch_act_alias", "TRUE", [], pl.DataFrame(aliases, schema=ALIAS, orient="row")),
+            ("ch_act_version", "TRUE", [], pl.DataFrame(versions, schema=VERSION, orient="row")),
+            ("ch_act_article", "TRUE", [], pl.DataFrame(articles, schema=ARTICLE, orient="row")),
+        ]
+    )
     return s
 
 

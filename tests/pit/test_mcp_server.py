@@ -36,8 +36,13 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def http_url(store) -> Iterator[str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, *_server_args(store, "--transport", "http", "--port", str(port))],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, *_server_args(store, "--transport", "http", "--port", str(port))],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -59,8 +64,9 @@ def http_url(store) -> Iterator[str]:
 @pytest.fixture(params=["stdio", "http"])
 def target(request, store):
     if request.param == "stdio":
-        return StdioServerParameters(command=sys.executable, args=_server_args(store, "--transport", "stdio"),
-                                     cwd=str(ROOT))
+        return StdioServerParameters(
+            command=sys.executable, args=_server_args(store, "--transport", "stdio"), cwd=str(ROOT)
+        )
     return request.getfixturevalue("http_url")
 
 
@@ -68,6 +74,7 @@ def _run(target, body):
     async def main():
         async with Client(target) as client:
             return await body(client)
+
     return asyncio.run(main())
 
 
@@ -117,54 +124,76 @@ def test_a_miss_is_the_published_error(target):
             await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article": "1", "as_of": "2021-09-01"}),
             await c.call_tool("ch_get_act_article", {"sr_number": "999.1", "article": "404"}),
         )
+
     gap, missing = _run(target, body)
     error = _error(gap)
     assert (error["error"], error["code"], error["next_edition_start"]) == (
-        "no_edition_for_date", "no_edition_on_date", "2022-01-01")
+        "no_edition_for_date",
+        "no_edition_on_date",
+        "2022-01-01",
+    )
     assert _error(missing)["error"] == "article_not_found"
 
 
-@pytest.mark.parametrize("name, arguments, says", [
-    ("ch_get_act_text", {"sr_number": "999.1", "as_of": "2022-01-01", "max_chars": 10**30},
-     "max_chars: Input should be less than or equal to 200000"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article": "1", "article_number": "1"},
-     "unknown argument 'article_number'"),
-    ("ch_get_act_article", {"sr_number": "999.1", "article": "1", "lang": "xx"}, "lang"),
-    ("ch_get_act_history", {"sr_number": "999.1", "as_of": "2022-01-01"}, "unknown argument 'as_of'"),
-    ("ch_get_law", {}, "UnknownTool: unknown tool 'ch_get_law'"),
-])
+@pytest.mark.parametrize(
+    "name, arguments, says",
+    [
+        (
+            "ch_get_act_text",
+            {"sr_number": "999.1", "as_of": "2022-01-01", "max_chars": 10**30},
+            "max_chars: Input should be less than or equal to 200000",
+        ),
+        (
+            "ch_get_act_article",
+            {"sr_number": "999.1", "article": "1", "article_number": "1"},
+            "unknown argument 'article_number'",
+        ),
+        ("ch_get_act_article", {"sr_number": "999.1", "article": "1", "lang": "xx"}, "lang"),
+        ("ch_get_act_history", {"sr_number": "999.1", "as_of": "2022-01-01"}, "unknown argument 'as_of'"),
+        ("ch_get_law", {}, "UnknownTool: unknown tool 'ch_get_law'"),
+    ],
+)
 def test_bad_calls_are_refused_with_a_typed_readable_error(target, name, arguments, says):
     result = _run(target, lambda c: c.call_tool(name, arguments))
     assert result.is_error and says in result.content[0].text
-    assert result.content[0].text.count("Error") <= 2      # one readable message, not a dump
+    assert result.content[0].text.count("Error") <= 2  # one readable message, not a dump
 
 
 def test_a_megabyte_argument_is_neither_echoed_nor_logged(store, tmp_path):
     huge = "7" * 1_000_000
     errlog = tmp_path / "stderr.log"
-    params = StdioServerParameters(command=sys.executable, args=_server_args(store, "--transport", "stdio"),
-                                   cwd=str(ROOT))
+    params = StdioServerParameters(
+        command=sys.executable, args=_server_args(store, "--transport", "stdio"), cwd=str(ROOT)
+    )
 
     async def main():
         with errlog.open("w") as err:
             async with Client(stdio_client(params, errlog=err)) as client:
-                return [await client.call_tool("ch_get_act_article", arguments) for arguments in (
-                    {"sr_number": "999.1", "article": huge},
-                    {"sr_number": "999.1", "article": "1", huge: huge},
-                    {"sr_number": "999.1", "article": "1", "as_of": huge},
-                )] + [await client.call_tool("ch_" + huge, {})]     # the SDK logs a tool's name itself
+                return [
+                    await client.call_tool("ch_get_act_article", arguments)
+                    for arguments in (
+                        {"sr_number": "999.1", "article": huge},
+                        {"sr_number": "999.1", "article": "1", huge: huge},
+                        {"sr_number": "999.1", "article": "1", "as_of": huge},
+                    )
+                ] + [await client.call_tool("ch_" + huge, {})]  # the SDK logs a tool's name itself
 
     results = asyncio.run(main())
     for result in results:
         assert result.is_error and len(result.content[0].text) < 1000
     log = errlog.read_text()
-    assert "refused" in log and len(log) < 10_000        # one bounded line per call
+    assert "refused" in log and len(log) < 10_000  # one bounded line per call
     assert "UnknownTool" in results[-1].content[0].text
 
 
 def test_refuses_a_missing_store(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "chpit_assets.pit.mcp_server", "--store", str(tmp_path / "no.duckdb")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "chpit_assets.pit.mcp_server", "--store", str(tmp_path / "no.duckdb")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "no store at" in done.stderr
     assert not (tmp_path / "no.duckdb").exists()
 
@@ -177,8 +206,11 @@ def test_with_a_search_index_the_server_also_serves_ch_search_articles(store, tm
 
     with store.connect(read_only=True) as con:
         build_index(con, "de", tmp_path / "search")
-    with_search = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=_server_args(
-        store, "--transport", "stdio", "--search-dir", str(tmp_path / "search")))
+    with_search = StdioServerParameters(
+        command=sys.executable,
+        cwd=str(ROOT),
+        args=_server_args(store, "--transport", "stdio", "--search-dir", str(tmp_path / "search")),
+    )
 
     async def body(c):
         listed = (await c.list_tools()).tools
@@ -189,7 +221,13 @@ def test_with_a_search_index_the_server_also_serves_ch_search_articles(store, tm
     assert [t.name for t in listed] == [s["function"]["name"] for s in SEARCH_TOOL_SPECS]
     assert listed[-1].input_schema == SEARCH_TOOL_SPECS[-1]["function"]["parameters"]
     hit = json.loads(found.content[0].text)["hits"][0]
-    assert (hit["sr_number"], hit["article_number"], hit["version"]["date_applicability"]) == ("999.1", "1", "2020-01-01")
-    plain = StdioServerParameters(command=sys.executable, args=_server_args(store, "--transport", "stdio"), cwd=str(ROOT))
+    assert (hit["sr_number"], hit["article_number"], hit["version"]["date_applicability"]) == (
+        "999.1",
+        "1",
+        "2020-01-01",
+    )
+    plain = StdioServerParameters(
+        command=sys.executable, args=_server_args(store, "--transport", "stdio"), cwd=str(ROOT)
+    )
     refused = _run(plain, lambda c: c.call_tool("ch_search_articles", {"query": "x"}))
     assert refused.is_error and "unknown tool" in refused.content[0].text

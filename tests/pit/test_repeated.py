@@ -53,9 +53,9 @@ def test_the_oracle_reaches_every_occurrence(tools):
 def test_history_keys_changes_by_eid_and_occurrence(tools):
     h = tools.ch_get_act_history("777")
     assert [(c.e_id, c.occurrence, c.change_type) for c in h.changes] == [
-        ("art_178", 1, "modified"),        # the new-law 178; the old-law copy (occurrence 2) is unchanged
-        ("art_180", 2, "added"),           # a second Art. 180 appears
-        ("art_179", 2, "removed"),         # the old-law Art. 179 disappears, the new-law one stays
+        ("art_178", 1, "modified"),  # the new-law 178; the old-law copy (occurrence 2) is unchanged
+        ("art_180", 2, "added"),  # a second Art. 180 appears
+        ("art_179", 2, "removed"),  # the old-law Art. 179 disappears, the new-law one stays
     ]
     filtered = tools.ch_get_act_history("777", "180")
     assert [(c.e_id, c.occurrence, c.change_type) for c in filtered.changes] == [("art_180", 2, "added")]
@@ -64,8 +64,14 @@ def test_history_keys_changes_by_eid_and_occurrence(tools):
 def test_full_text_carries_every_article_repeated_ones_included(tools):
     t = tools.ch_get_act_text("777", "2021-01-01")
     assert [(a.e_id, a.occurrence) for a in t.articles] == [
-        ("disp_u2/art_5", 1), ("art_5", 1), ("art_178", 1), ("art_179", 1), ("art_180", 1), ("art_178", 2),
-        ("art_179", 2)]
+        ("disp_u2/art_5", 1),
+        ("art_5", 1),
+        ("art_178", 1),
+        ("art_179", 1),
+        ("art_180", 1),
+        ("art_178", 2),
+        ("art_179", 2),
+    ]
     assert "1 Altes Recht 178." in t.text and "1 Neues Recht 178." in t.text
 
 

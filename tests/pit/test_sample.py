@@ -47,15 +47,18 @@ def _start(tools: PitTools, sr: str, article: str, lang: str, as_of: str) -> dat
 # --------------------------------------------------------------------------- SR 235.1 (DSG/LPD)
 
 
-@pytest.mark.parametrize("as_of, start", [
-    ("2023-09-01", "2023-09-01"),    # first day of the first edition
-    ("2024-01-01", "2023-09-01"),    # inside
-    ("2025-03-31", "2023-09-01"),    # last day (end dates are inclusive)
-    ("2025-04-01", "2025-04-01"),    # first day of the next
-    ("2025-07-06", "2025-04-01"),
-    ("2025-07-07", "2025-07-07"),
-    ("2030-01-01", "2025-07-07"),    # open-ended current edition
-])
+@pytest.mark.parametrize(
+    "as_of, start",
+    [
+        ("2023-09-01", "2023-09-01"),  # first day of the first edition
+        ("2024-01-01", "2023-09-01"),  # inside
+        ("2025-03-31", "2023-09-01"),  # last day (end dates are inclusive)
+        ("2025-04-01", "2025-04-01"),  # first day of the next
+        ("2025-07-06", "2025-04-01"),
+        ("2025-07-07", "2025-07-07"),
+        ("2030-01-01", "2025-07-07"),  # open-ended current edition
+    ],
+)
 def test_dsg_de_edition_by_date(sample_tools, as_of, start):
     assert _start(sample_tools, "235.1", "24", "de", as_of) == D(start)
 
@@ -79,11 +82,18 @@ def test_dsg_before_the_first_edition(sample_tools):
     assert (out["error"], out["code"]) == ("no_edition_for_date", "date_before_first_edition")
 
 
-@pytest.mark.parametrize("as_of, start", [
-    ("2023-09-01", "2023-09-01"), ("2025-03-31", "2023-09-01"),   # the pair's first edition, both ends
-    ("2025-07-07", "2025-07-07"), ("2026-02-01", "2025-07-07"),   # its second
-    ("2025-04-01", None), ("2025-05-15", None), ("2025-07-06", None),  # the fr 2025-04-01 edition has no file
-])
+@pytest.mark.parametrize(
+    "as_of, start",
+    [
+        ("2023-09-01", "2023-09-01"),
+        ("2025-03-31", "2023-09-01"),  # the pair's first edition, both ends
+        ("2025-07-07", "2025-07-07"),
+        ("2026-02-01", "2025-07-07"),  # its second
+        ("2025-04-01", None),
+        ("2025-05-15", None),
+        ("2025-07-06", None),  # the fr 2025-04-01 edition has no file
+    ],
+)
 def test_lpd_fr_pair_across_a_missing_edition(sample_tools, as_of, start):
     if start is not None:
         assert _start(sample_tools, "235.1", "24", "fr", as_of) == D(start)
@@ -91,12 +101,17 @@ def test_lpd_fr_pair_across_a_missing_edition(sample_tools, as_of, start):
     with pytest.raises(NoEditionOnDate) as exc:
         sample_tools.ch_get_act_article("235.1", "24", "fr", as_of=as_of)
     assert (exc.value.context["previous_edition_end"], exc.value.context["next_edition_start"]) == (
-        D("2025-03-31"), D("2025-07-07"))
+        D("2025-03-31"),
+        D("2025-07-07"),
+    )
 
 
 def test_lpd_fr_history_and_abbreviation(sample_tools):
     h = sample_tools.ch_get_act_history("235.1", lang="fr")
-    assert (h.act.abbreviation, [e.date_applicability for e in h.editions]) == ("LPD", [D("2023-09-01"), D("2025-07-07")])
+    assert (h.act.abbreviation, [e.date_applicability for e in h.editions]) == (
+        "LPD",
+        [D("2023-09-01"), D("2025-07-07")],
+    )
     assert h.gaps == [(D("2025-04-01"), D("2025-07-06"))]
     # Art. 24 changed between the pair (the de triple's 2025-04-01 change, seen across the gap).
     assert [(c.e_id, c.change_type) for c in h.changes] == [("art_24", "modified")]
@@ -108,11 +123,17 @@ def test_lpd_fr_history_and_abbreviation(sample_tools):
 # --------------------------------------------------------------------------- SR 170.512 (PublG)
 
 
-@pytest.mark.parametrize("as_of, start", [
-    ("2018-11-26", "2018-11-26"), ("2022-06-30", "2018-11-26"),
-    ("2022-07-01", None), ("2023-01-01", None), ("2023-08-31", None),   # the 2022-07-01 edition has no XML
-    ("2023-09-01", "2023-09-01"),
-])
+@pytest.mark.parametrize(
+    "as_of, start",
+    [
+        ("2018-11-26", "2018-11-26"),
+        ("2022-06-30", "2018-11-26"),
+        ("2022-07-01", None),
+        ("2023-01-01", None),
+        ("2023-08-31", None),  # the 2022-07-01 edition has no XML
+        ("2023-09-01", "2023-09-01"),
+    ],
+)
 def test_publg_gap_is_never_a_neighbour(sample_tools, as_of, start):
     if start is not None:
         assert _start(sample_tools, "170.512", "1", "de", as_of) == D(start)
@@ -126,20 +147,29 @@ def test_publg_gap_is_never_a_neighbour(sample_tools, as_of, start):
 def test_publg_before_first_and_missing_language(sample_tools):
     with pytest.raises(DateBeforeFirstEdition):
         sample_tools.ch_get_act_article("170.512", "1", "de", as_of="2018-11-25")
-    with pytest.raises(NoEditionInLanguage, match="'fr'"):     # fr editions are catalogued, none has a file
+    with pytest.raises(NoEditionInLanguage, match="'fr'"):  # fr editions are catalogued, none has a file
         sample_tools.ch_get_act_article("170.512", "1", "fr")
 
 
 # --------------------------------------------------------------------------- SR 101 (BV) in de/en/rm
 
 
-@pytest.mark.parametrize("lang, abbreviation, opening", [
-    ("de", "BV", "Das Schweizervolk"), ("en", "Cst.", "The People and the Cantons"), ("rm", "Cst.", "Il pievel svizzer"),
-])
+@pytest.mark.parametrize(
+    "lang, abbreviation, opening",
+    [
+        ("de", "BV", "Das Schweizervolk"),
+        ("en", "Cst.", "The People and the Cantons"),
+        ("rm", "Cst.", "Il pievel svizzer"),
+    ],
+)
 def test_bv_one_edition_per_language(sample_tools, lang, abbreviation, opening):
     r = sample_tools.ch_get_act_article("101", "1", lang, as_of="2024-03-03")
     assert (r.act.abbreviation, r.lang, r.edition.date_applicability, r.text.startswith(opening)) == (
-        abbreviation, lang, D("2024-03-03"), True)
+        abbreviation,
+        lang,
+        D("2024-03-03"),
+        True,
+    )
     with pytest.raises(DateBeforeFirstEdition):
         sample_tools.ch_get_act_article("101", "1", lang, as_of="2024-03-02")
 
@@ -180,13 +210,21 @@ def _paged_articles(tools: PitTools, sr: str, lang: str, as_of: str) -> tuple[li
     return keys, "".join(text)
 
 
-@pytest.mark.parametrize("sr, lang, as_of", [("220", "de", "2024-01-01"), ("311.0", "de", "2025-01-01"),
-                                             ("235.1", "fr", "2023-09-01"), ("0.107", "de", "2023-02-27")])
+@pytest.mark.parametrize(
+    "sr, lang, as_of",
+    [
+        ("220", "de", "2024-01-01"),
+        ("311.0", "de", "2025-01-01"),
+        ("235.1", "fr", "2023-09-01"),
+        ("0.107", "de", "2023-02-27"),
+    ],
+)
 def test_full_text_pages_cover_every_stored_article(sample_tools, sr, lang, as_of):
     keys, text = _paged_articles(sample_tools, sr, lang, as_of)
     edition = sample_tools.ch_get_act_article(sr, "1", lang, as_of=as_of).edition
     stored = sample_tools.store.frame(
-        "SELECT e_id, occurrence FROM ch_act_article WHERE version_id = ? ORDER BY rowid", [edition.version_id])
+        "SELECT e_id, occurrence FROM ch_act_article WHERE version_id = ? ORDER BY rowid", [edition.version_id]
+    )
     assert keys == list(stored.iter_rows()) and len(keys) > 20
     assert len(text) == sample_tools.ch_get_act_text(sr, as_of, lang, max_chars=1).total_chars
 
@@ -197,7 +235,8 @@ def test_full_text_pages_cover_every_stored_article(sample_tools, sr, lang, as_o
 @pytest.fixture(scope="module")
 def zgb_fr(sample_tools) -> PitTools:
     stage = sample_tools.store.frame(
-        "SELECT v.stage FROM ch_act_version v JOIN ch_act a USING (act_id) WHERE a.sr_number = '210' AND v.lang = 'fr'")
+        "SELECT v.stage FROM ch_act_version v JOIN ch_act a USING (act_id) WHERE a.sr_number = '210' AND v.lang = 'fr'"
+    )
     if stage["stage"].to_list() != ["parsed"]:
         # The parser refuses the file until it accepts repeated eIds (issue 13 item 1, the parser's side).
         pytest.skip(f"SR 210 fr is not parsed yet (stage {stage['stage'].to_list()})")

@@ -35,15 +35,18 @@ def test_no_date_means_the_edition_covering_today(tools):
     assert (r.act.act_id, r.act.abbreviation, r.act.eli) == (1, "TG", "https://fedlex.data.admin.ch/eli/cc/2019/1")
 
 
-@pytest.mark.parametrize("as_of, version_id", [
-    ("2020-01-01", 11),
-    ("2020-12-31", 11),      # the end date is inclusive
-    ("2021-01-01", 12),
-    ("2021-06-30", 12),
-    ("2022-01-01", 14),
-    ("2025-12-31", 14),
-    ("2026-03-01", 15),      # a future-dated edition answers for its own dates
-])
+@pytest.mark.parametrize(
+    "as_of, version_id",
+    [
+        ("2020-01-01", 11),
+        ("2020-12-31", 11),  # the end date is inclusive
+        ("2021-01-01", 12),
+        ("2021-06-30", 12),
+        ("2022-01-01", 14),
+        ("2025-12-31", 14),
+        ("2026-03-01", 15),  # a future-dated edition answers for its own dates
+    ],
+)
 def test_as_of_picks_the_covering_parsed_edition(tools, as_of, version_id):
     r = tools.ch_get_act_article("999.1", "1", "de", as_of=as_of)
     assert (r.edition.version_id, r.as_of, r.as_of_defaulted) == (version_id, D(as_of), False)
@@ -87,7 +90,7 @@ def test_overlapping_editions_resolve_to_the_later_one(tools):
 def test_shared_sr_number_prefers_the_federal_act_in_force_and_says_so(tools):
     r = tools.ch_get_act_article("888", "1", "de")
     assert (r.act.act_id, r.act.abbreviation, r.act.enforcement_status) == (3, "NG", 0)
-    assert r.act.other_act_ids == [2]          # the repealed predecessor; the cantonal act 6 is never a candidate
+    assert r.act.other_act_ids == [2]  # the repealed predecessor; the cantonal act 6 is never a candidate
     # The in-force act's editions start 2020: the tool does not fall back to the predecessor (card, Baselines).
     with pytest.raises(DateBeforeFirstEdition):
         tools.ch_get_act_article("888", "1", "de", as_of="2015-01-01")
@@ -120,14 +123,17 @@ def test_unknown_article_says_which_editions_have_it(tools):
     assert exc.value.context["editions_with_article"] == []
 
 
-@pytest.mark.parametrize("call, error, named", [
-    (lambda t: t.ch_get_act_article("123.456", "1", "de"), UnknownAct, "123.456"),
-    (lambda t: t.ch_get_act_article("999.1", "1", "xx"), UnknownLanguage, "'xx'"),
-    (lambda t: t.ch_get_act_article("999.1", "1", "it"), NoEditionInLanguage, "'it'"),
-    (lambda t: t.ch_get_act_history("123.456", lang="de"), UnknownAct, "123.456"),
-    (lambda t: t.ch_get_act_text("999.1", "2019-01-01", "de"), DateBeforeFirstEdition, "2019-01-01"),
-    (lambda t: t.ch_get_act_article("999.1", "1", "de", as_of="01.01.2022"), InvalidArgument, "01.01.2022"),
-])
+@pytest.mark.parametrize(
+    "call, error, named",
+    [
+        (lambda t: t.ch_get_act_article("123.456", "1", "de"), UnknownAct, "123.456"),
+        (lambda t: t.ch_get_act_article("999.1", "1", "xx"), UnknownLanguage, "'xx'"),
+        (lambda t: t.ch_get_act_article("999.1", "1", "it"), NoEditionInLanguage, "'it'"),
+        (lambda t: t.ch_get_act_history("123.456", lang="de"), UnknownAct, "123.456"),
+        (lambda t: t.ch_get_act_text("999.1", "2019-01-01", "de"), DateBeforeFirstEdition, "2019-01-01"),
+        (lambda t: t.ch_get_act_article("999.1", "1", "de", as_of="01.01.2022"), InvalidArgument, "01.01.2022"),
+    ],
+)
 def test_typed_errors_name_their_subject(tools, call, error, named):
     with pytest.raises(error) as exc:
         call(tools)
@@ -173,7 +179,7 @@ def test_session_shares_one_connection_with_identical_answers(tools):
         shared = tools._session
         assert shared is not None
         assert tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict() == alone
-        with tools.session():                      # nested: same connection, still open afterwards
+        with tools.session():  # nested: same connection, still open afterwards
             assert tools._session is shared
         assert tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict() == alone
     assert tools._session is None
@@ -183,7 +189,7 @@ def test_session_shares_one_connection_with_identical_answers(tools):
 
 
 def test_history_lists_parsed_editions_today_and_gaps(tools):
-    h = tools.ch_get_act_history("999.1")           # lang defaults to de (PROTOCOL §5)
+    h = tools.ch_get_act_history("999.1")  # lang defaults to de (PROTOCOL §5)
     assert [e.version_id for e in h.editions] == [11, 12, 14, 15]
     assert h.today_version_id == 14 and h.today == TODAY and h.article is None
     assert h.gaps == [(D("2021-07-01"), D("2021-12-31"))]
@@ -198,11 +204,14 @@ def test_history_changes_between_consecutive_parsed_editions(tools):
     by_pair = {}
     for c in h.changes:
         by_pair.setdefault((c.old_version_id, c.new_version_id), []).append((c.e_id, c.change_type))
-    assert by_pair == {(11, 12): [("art_1", "modified")], (12, 14): [("art_5_a", "added")],
-                       (14, 15): [("art_1", "modified")]}
+    assert by_pair == {
+        (11, 12): [("art_1", "modified")],
+        (12, 14): [("art_5_a", "added")],
+        (14, 15): [("art_1", "modified")],
+    }
     filtered = tools.ch_get_act_history("999.1", "5a")
     assert [(c.new_version_id, c.article_number, c.change_type) for c in filtered.changes] == [(14, "5a", "added")]
-    assert tools.ch_get_act_history("999.1", "7").changes == []      # both Art. 7 unchanged throughout
+    assert tools.ch_get_act_history("999.1", "7").changes == []  # both Art. 7 unchanged throughout
 
 
 def test_history_has_no_date_argument(tools):
@@ -213,11 +222,18 @@ def test_history_has_no_date_argument(tools):
 def test_text_is_every_article_in_document_order(tools):
     t = tools.ch_get_act_text("999.1", "2021-03-01")
     assert t.edition.version_id == 12 and t.next_offset is None and t.total_chars == len(t.text)
-    assert [a.e_id for a in t.articles] == ["art_1", "art_2", "art_7", "art_10", "art_268_a_bis", "art_x",
-                                            "disp_u1/art_7"]
+    assert [a.e_id for a in t.articles] == [
+        "art_1",
+        "art_2",
+        "art_7",
+        "art_10",
+        "art_268_a_bis",
+        "art_x",
+        "disp_u1/art_7",
+    ]
     assert t.text.startswith("Art. 1 Zweck\n" + art1("2021") + "\n\nArt. 2\n")
-    for a in t.articles:      # each index entry points at its block
-        assert t.text[a.offset:].startswith(f"Art. {a.article_number}" if a.article_number else a.e_id)
+    for a in t.articles:  # each index entry points at its block
+        assert t.text[a.offset :].startswith(f"Art. {a.article_number}" if a.article_number else a.e_id)
 
 
 def test_text_pages_by_character_offset(tools):

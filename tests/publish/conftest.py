@@ -17,8 +17,10 @@ from chpit_assets.defs.runs.pipeline import run_benchmark
 from tests.dagster_defs import defs_for
 from tests.runs.conftest import TODAY, build_sample
 
-RUN_CONFIG = {"ops": {"results": {"config": {"today": TODAY.isoformat()}}},
-              "loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+RUN_CONFIG = {
+    "ops": {"results": {"config": {"today": TODAY.isoformat()}}},
+    "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+}
 PUBLISH = [dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")]
 
 
@@ -58,12 +60,15 @@ def isolated(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
 
 
-def publish_run(data_dir: Path, instance: dg.DagsterInstance, publication: dict | None = None,
-                selection: list[dg.AssetKey] = PUBLISH) -> dg.ExecuteInProcessResult:
+def publish_run(
+    data_dir: Path,
+    instance: dg.DagsterInstance,
+    publication: dict | None = None,
+    selection: list[dg.AssetKey] = PUBLISH,
+) -> dg.ExecuteInProcessResult:
     """publish_gate + its CRITICAL checks + hf_dataset in one Dagster run, as `make run` would."""
     job = defs_for(data_dir).resolve_implicit_global_asset_job_def()
     config = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
     if publication:
         config["resources"] = {"publication": {"config": publication}}
-    return job.execute_in_process(instance=instance, asset_selection=selection, raise_on_error=False,
-                                  run_config=config)
+    return job.execute_in_process(instance=instance, asset_selection=selection, raise_on_error=False, run_config=config)

@@ -30,10 +30,10 @@ class Commit:
 
 @dataclass
 class FakeHub:
-    fail_commits: bool = False            # answer every commit with HTTP 403 (not retried, unlike a 5xx)
+    fail_commits: bool = False  # answer every commit with HTTP 403 (not retried, unlike a 5xx)
     repos: list[str] = field(default_factory=list)
     commits: list[Commit] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)   # every request as "METHOD path", in order
+    paths: list[str] = field(default_factory=list)  # every request as "METHOD path", in order
 
     def __post_init__(self):
         hub = self
@@ -73,20 +73,28 @@ class FakeHub:
                     return self._send(200, {"errors": [], "warnings": []})
                 if parts[:2] == ["api", "datasets"] and parts[4] == "preupload":
                     files = json.loads(body)["files"]
-                    return self._send(200, {"files": [
-                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]})
+                    return self._send(
+                        200,
+                        {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]},
+                    )
                 if parts[:2] == ["api", "datasets"] and parts[4] == "commit":
                     if hub.fail_commits:
-                        return self._send(403, {"error": "the fake hub refuses this commit (token without write access)"})
+                        return self._send(
+                            403, {"error": "the fake hub refuses this commit (token without write access)"}
+                        )
                     lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
                     header = next(line["value"] for line in lines if line["key"] == "header")
-                    files = {line["value"]["path"]: base64.b64decode(line["value"]["content"])
-                             for line in lines if line["key"] == "file"}
+                    files = {
+                        line["value"]["path"]: base64.b64decode(line["value"]["content"])
+                        for line in lines
+                        if line["key"] == "file"
+                    }
                     token = self.headers.get("authorization", "").removeprefix("Bearer ")
                     hub.commits.append(Commit(f"{parts[2]}/{parts[3]}", parts[5], header["summary"], files, token))
                     oid = f"{len(hub.commits):040x}"
-                    return self._send(200, {"commitUrl": f"{hub.url}/datasets/{parts[2]}/{parts[3]}/commit/{oid}",
-                                            "commitOid": oid})
+                    return self._send(
+                        200, {"commitUrl": f"{hub.url}/datasets/{parts[2]}/{parts[3]}/commit/{oid}", "commitOid": oid}
+                    )
                 self._send(404, {"error": f"the fake hub does not know POST {self.path}"})
 
             def do_GET(self):

@@ -26,8 +26,12 @@ def build(folder, text: str) -> None:
     """A stand-in publication: a card and a German full shard with one row (of act 7) per character of `text`."""
     (folder / "data" / "de").mkdir(parents=True)
     (folder / "README.md").write_text(text)
-    rows = {"id": list(text), "act_id": [7] * len(text), "sr_number": ["210"] * len(text),
-            "abbreviation": ["ZGB"] * len(text)}
+    rows = {
+        "id": list(text),
+        "act_id": [7] * len(text),
+        "sr_number": ["210"] * len(text),
+        "abbreviation": ["ZGB"] * len(text),
+    }
     pq.write_table(pa.table(rows), folder / "data" / "de" / "full-00000-of-00001.parquet")
 
 

@@ -43,10 +43,15 @@ def checked(candidate: Candidate, offenders=()) -> OracleCheck:
 def gate(candidate: Candidate, *, frozen=None, previous=None, bounds=None, failures=(), scored=None, oracle=None):
     """`previous`: the live publication's items per language (their per-act counts are what the gate sees)."""
     scored = scored if scored is not None else {lang: {i["id"] for i in candidate.core(lang)} for lang in LANGS}
-    return evaluate_gate(candidate, oracle_failures=list(failures), oracle_scored_ids=scored,
-                         published_oracle=oracle or checked(candidate), frozen=frozen or {},
-                         previous_acts={lang: act_counts(items) for lang, items in (previous or {}).items()},
-                         bounds=bounds or CountBounds())
+    return evaluate_gate(
+        candidate,
+        oracle_failures=list(failures),
+        oracle_scored_ids=scored,
+        published_oracle=oracle or checked(candidate),
+        frozen=frozen or {},
+        previous_acts={lang: act_counts(items) for lang, items in (previous or {}).items()},
+        bounds=bounds or CountBounds(),
+    )
 
 
 def failed(report) -> dict[str, list[str]]:
@@ -88,8 +93,9 @@ def test_empty_texts_are_named_by_field(candidate):
     items[2]["gold"]["text"] = " \n"
     items[3]["question"] = ""
     offenders = failed(gate(with_de(candidate, items)))
-    assert offenders == {"texts_not_empty": [f"de: {items[2]['id']}: empty gold.text",
-                                             f"de: {items[3]['id']}: empty question"]}
+    assert offenders == {
+        "texts_not_empty": [f"de: {items[2]['id']}: empty gold.text", f"de: {items[3]['id']}: empty question"]
+    }
 
 
 def test_a_synthetic_act_is_refused(candidate):
@@ -119,19 +125,26 @@ def test_counts_catch_a_collapse_and_name_the_acts_that_changed(candidate):
     assert len(acts) >= 2  # the sample's German items come from more than one act
     gone = max(acts, key=lambda a: acts[a][1])
     label, n_gone = acts[gone]
-    report = gate(with_de(candidate, [i for i in de if i["act_id"] != gone]),
-                  previous={"de": de, "fr": candidate.items["fr"]})
-    assert failed(report) == {"item_counts_in_bounds": [
-        f"de: {len(de) - n_gone} items, the previous publication had {len(de)}: {n_gone} fewer, more than the "
-        f"{0.01 * len(de):g} allowed (min(1%, 25))",
-        f"de: {label}: all {n_gone} items lost"]}
+    report = gate(
+        with_de(candidate, [i for i in de if i["act_id"] != gone]), previous={"de": de, "fr": candidate.items["fr"]}
+    )
+    assert failed(report) == {
+        "item_counts_in_bounds": [
+            f"de: {len(de) - n_gone} items, the previous publication had {len(de)}: {n_gone} fewer, more than the "
+            f"{0.01 * len(de):g} allowed (min(1%, 25))",
+            f"de: {label}: all {n_gone} items lost",
+        ]
+    }
     assert report.count_changes == [f"de: {len(de)} -> {len(de) - n_gone} items", f"de: {label}: {n_gone} -> 0 items"]
     # The same build against itself: nothing changed, nothing listed.
     same = gate(candidate, previous={"de": de, "fr": candidate.items["fr"]})
     assert same.passed and same.count_changes == []
     offenders = failed(gate(candidate, bounds=CountBounds({"de": 10, "it": 1}, max_items=8)))["item_counts_in_bounds"]
-    assert offenders == ["de: 9 items, below the floor of 10", "de: 9 items, above the maximum of 8",
-                         "it: 0 items, below the floor of 1"]
+    assert offenders == [
+        "de: 9 items, below the floor of 10",
+        "de: 9 items, above the maximum of 8",
+        "it: 0 items, below the floor of 1",
+    ]
 
 
 def test_a_new_act_is_listed_without_blocking(candidate):
@@ -144,25 +157,42 @@ def test_a_new_act_is_listed_without_blocking(candidate):
 
 
 def _fake(n_acts: int, per_act: int) -> list[dict]:
-    return [{"id": f"{a}-{k}", "act_id": a, "sr_number": str(a), "abbreviation": f"A{a}"}
-            for a in range(n_acts) for k in range(per_act)]
+    return [
+        {"id": f"{a}-{k}", "act_id": a, "sr_number": str(a), "abbreviation": f"A{a}"}
+        for a in range(n_acts)
+        for k in range(per_act)
+    ]
 
 
 @settings(max_examples=60, deadline=None)
-@given(before=st.integers(1, 6000), lost=st.integers(0, 200), share=st.sampled_from([0.01, 0.05]),
-       cap=st.sampled_from([25, 100]))
+@given(
+    before=st.integers(1, 6000),
+    lost=st.integers(0, 200),
+    share=st.sampled_from([0.01, 0.05]),
+    cap=st.sampled_from([25, 100]),
+)
 def test_a_language_may_lose_at_most_min_share_or_items(before, lost, share, cap):
     lost = min(lost, before - 1)
     previous = _fake(1, before)  # one act, so losing some never loses the act
-    now = previous[:before - lost]
+    now = previous[: before - lost]
     candidate = Candidate({"de": {"items": len(now)}}, {"de": now}, None)
     bounds = CountBounds({}, max_items=10_000, max_drop_share=share, max_drop_items=cap)
-    report = evaluate_gate(candidate, oracle_failures=[], oracle_scored_ids={}, published_oracle=checked(candidate),
-                           frozen={}, previous_acts={"de": act_counts(previous)}, bounds=bounds)
+    report = evaluate_gate(
+        candidate,
+        oracle_failures=[],
+        oracle_scored_ids={},
+        published_oracle=checked(candidate),
+        frozen={},
+        previous_acts={"de": act_counts(previous)},
+        bounds=bounds,
+    )
     counts = next(o for o in report.outcomes if o.name == "item_counts_in_bounds").offenders
     assert bool(counts) == (lost > min(share * before, cap))
-    assert report.count_changes == ([] if lost == 0 else [f"de: {before} -> {before - lost} items",
-                                                          f"de: SR 0 A0 (act_id 0): {before} -> {before - lost} items"])
+    assert report.count_changes == (
+        []
+        if lost == 0
+        else [f"de: {before} -> {before - lost} items", f"de: SR 0 A0 (act_id 0): {before} -> {before - lost} items"]
+    )
 
 
 def test_counts_must_agree_with_the_build_report(candidate):
@@ -227,14 +257,19 @@ def test_the_staged_shards_must_hold_what_the_oracle_checked(candidate, tmp_path
 
     monkeypatch.setattr(publication, "stage", stage_changed)
     live = tmp_path / "out" / "publish"
-    with pytest.raises(GateFailed, match=r"not what the gate checked: de: data/de/full-00000-of-00001\.parquet differs"):
+    with pytest.raises(
+        GateFailed, match=r"not what the gate checked: de: data/de/full-00000-of-00001\.parquet differs"
+    ):
         publish(candidate, report, live, hub=None, local_reason="local", frozen_dir=tmp_path / "frozen", load_name="x")
     assert sorted(p.name for p in live.parent.iterdir()) == []  # nothing went live, nothing staged is left
     monkeypatch.setattr(publication, "stage", real_stage)
-    published = publish(candidate, report, live, hub=None, local_reason="local", frozen_dir=tmp_path / "frozen",
-                        load_name="x")
-    assert sorted(published.files) == ["README.md", *[f"data/{lang}/{split}-00000-of-00001.parquet"
-                                                      for lang in ("de", "fr") for split in ("core", "full")]]
+    published = publish(
+        candidate, report, live, hub=None, local_reason="local", frozen_dir=tmp_path / "frozen", load_name="x"
+    )
+    assert sorted(published.files) == [
+        "README.md",
+        *[f"data/{lang}/{split}-00000-of-00001.parquet" for lang in ("de", "fr") for split in ("core", "full")],
+    ]
 
 
 def test_editions_on_their_last_good_file_are_named(data):
@@ -247,9 +282,14 @@ def test_editions_on_their_last_good_file_are_named(data):
     with store.transaction() as con:
         version_id, eli, sr = con.execute(
             "SELECT v.version_id, v.eli, c.sr_number FROM ch_act_version v JOIN ch_act c USING (act_id) "
-            "WHERE v.lang = 'de' AND v.stage = 'parsed' ORDER BY v.version_id LIMIT 1").fetchone()
-        con.execute("UPDATE ch_act_version SET failed_stage = 'validate', failed_error = 'an HTML page', "
-                    "failed_url = 'https://example.invalid/x.xml' WHERE version_id = ?", [version_id])
+            "WHERE v.lang = 'de' AND v.stage = 'parsed' ORDER BY v.version_id LIMIT 1"
+        ).fetchone()
+        con.execute(
+            "UPDATE ch_act_version SET failed_stage = 'validate', failed_error = 'an HTML page', "
+            "failed_url = 'https://example.invalid/x.xml' WHERE version_id = ?",
+            [version_id],
+        )
     assert editions_on_last_good_file(store) == [
-        f"de: SR {sr} {eli}: new file failed at validate (https://example.invalid/x.xml); the last good file is kept"]
+        f"de: SR {sr} {eli}: new file failed at validate (https://example.invalid/x.xml); the last good file is kept"
+    ]
     assert editions_on_last_good_file(Store(data / "absent.duckdb")) == []

@@ -24,7 +24,9 @@ def items_of(data, lang="de") -> list[dict]:
 
 
 def rewrite(data, items, lang="de") -> None:
-    (data / "build" / f"bench-{lang}.jsonl").write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))
+    (data / "build" / f"bench-{lang}.jsonl").write_text(
+        "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items)
+    )
 
 
 def checks(result) -> dict[str, dg.AssetCheckEvaluation]:
@@ -48,12 +50,23 @@ def test_publish_then_load_with_datasets(data, tmp_path):
         result = publish_run(data, instance, {"frozen_dir": str(tmp_path / "frozen")})
     assert result.success
     assert {name: c.passed for name, c in checks(result).items()} == {
-        "oracle_one": True, "oracle_published": True, "ids_unique": True, "published_items_frozen": True, "item_counts_in_bounds": True,
-        "texts_not_empty": True, "schema_exact": True, "no_synthetic_acts": True}
+        "oracle_one": True,
+        "oracle_published": True,
+        "ids_unique": True,
+        "published_items_frozen": True,
+        "item_counts_in_bounds": True,
+        "texts_not_empty": True,
+        "schema_exact": True,
+        "no_synthetic_acts": True,
+    }
     publish = data / "publish"
     assert sorted(folder_files(publish)) == [
-        "README.md", "data/de/core-00000-of-00001.parquet", "data/de/full-00000-of-00001.parquet",
-        "data/fr/core-00000-of-00001.parquet", "data/fr/full-00000-of-00001.parquet"]
+        "README.md",
+        "data/de/core-00000-of-00001.parquet",
+        "data/de/full-00000-of-00001.parquet",
+        "data/fr/core-00000-of-00001.parquet",
+        "data/fr/full-00000-of-00001.parquet",
+    ]
     items = items_of(data)
     core = [i for i in items if i["core"]]
     ds = load_dataset(str(publish), "de", split="core", cache_dir=str(tmp_path / "hf-cache"))
@@ -65,10 +78,23 @@ def test_publish_then_load_with_datasets(data, tmp_path):
     card = (publish / "README.md").read_text()
     meta = yaml.safe_load(card.split("---")[1])
     assert meta["license"] == "other" and meta["language"] == ["de", "fr"]
-    assert meta["configs"] == [{"config_name": "de", "default": True, "data_files": [
-        {"split": "core", "path": "data/de/core-*.parquet"}, {"split": "full", "path": "data/de/full-*.parquet"}]},
-        {"config_name": "fr", "data_files": [
-        {"split": "core", "path": "data/fr/core-*.parquet"}, {"split": "full", "path": "data/fr/full-*.parquet"}]}]
+    assert meta["configs"] == [
+        {
+            "config_name": "de",
+            "default": True,
+            "data_files": [
+                {"split": "core", "path": "data/de/core-*.parquet"},
+                {"split": "full", "path": "data/de/full-*.parquet"},
+            ],
+        },
+        {
+            "config_name": "fr",
+            "data_files": [
+                {"split": "core", "path": "data/fr/core-*.parquet"},
+                {"split": "full", "path": "data/fr/full-*.parquet"},
+            ],
+        },
+    ]
     assert "Fedlex data may be reused free of charge with source attribution" in card
     assert "No items in this build for it" in card and "| de | 7 | 5 | 9 | 9 | 9 |" in card
     assert "| identical_or_short | 2 | 0 | 0 |" in card
@@ -155,7 +181,9 @@ def test_a_collapsed_language_is_refused_against_the_previous_publication(data):
         failing = {name: c for name, c in checks(result).items() if not c.passed}
         assert list(failing) == ["item_counts_in_bounds"]
         meta = failing["item_counts_in_bounds"].metadata
-        assert "de: 4 items, the previous publication had 9: 5 fewer, more than the 4.5 allowed" in meta["offenders"].value
+        assert (
+            "de: 4 items, the previous publication had 9: 5 fewer, more than the 4.5 allowed" in meta["offenders"].value
+        )
         assert "- de: 9 -> 4 items" in meta["count_changes"].value  # and which acts moved, one line each
         assert meta["count_changes"].value.count("\n- de: SR ") >= 1
         # a drop within the configured bound passes, and still lists what changed
@@ -212,7 +240,9 @@ def test_upload_to_a_loopback_hub_then_the_frozen_record_grows(data, tmp_path, m
             result = publish_run(data, instance, config)
             assert result.success
             [commit] = hub.commits
-            assert commit.repo == "overthelex/ch-pit" and commit.revision == "main" and commit.token == "hf_loopback_token"
+            assert (
+                commit.repo == "overthelex/ch-pit" and commit.revision == "main" and commit.token == "hf_loopback_token"
+            )
             assert commit.summary == "CH-PiT build dev" and hub.repos == ["overthelex/ch-pit:dataset"]
             assert commit.files == folder_files(data / "publish")
             assert 'load_dataset("overthelex/ch-pit", "de", split="core")' in commit.files["README.md"].decode()

@@ -12,26 +12,77 @@ from chpit_assets.report import report_all, results_tables, summary, tools_repor
 from chpit_assets.report.published import RESULTS_HARD_HEADER, RESULTS_HEADER, SUMMARY_HEADER, TOOLS_HEADER
 
 STATS_KEYS = [
-    "n", "errors", "grounded_correct", "grounded_wrong_version", "ungrounded", "share_correct", "share_wrong",
-    "share_ungrounded", "mean_gold_coverage", "mean_distractor_coverage", "n_gold_current", "correct_gold_current",
-    "share_correct_gold_current", "n_gold_superseded", "correct_gold_superseded", "share_correct_gold_superseded",
+    "n",
+    "errors",
+    "grounded_correct",
+    "grounded_wrong_version",
+    "ungrounded",
+    "share_correct",
+    "share_wrong",
+    "share_ungrounded",
+    "mean_gold_coverage",
+    "mean_distractor_coverage",
+    "n_gold_current",
+    "correct_gold_current",
+    "share_correct_gold_current",
+    "n_gold_superseded",
+    "correct_gold_superseded",
+    "share_correct_gold_superseded",
     "score",
 ]
-HARD_KEYS = ["n_recite_hard", "correct_recite_hard", "share_correct_recite_hard",
-             "n_recite_easy", "correct_recite_easy", "share_correct_recite_easy"]
+HARD_KEYS = [
+    "n_recite_hard",
+    "correct_recite_hard",
+    "share_correct_recite_hard",
+    "n_recite_easy",
+    "correct_recite_easy",
+    "share_correct_recite_easy",
+]
 C, W, U = "grounded_correct", "grounded_wrong_version", "ungrounded"
 
 
-def line(item_id, system, label, *, lang="de", kind="before", current=False, gold_cov=0.0, dist_cov=0.0,
-         error=None, tool_calls=None, **extra):
+def line(
+    item_id,
+    system,
+    label,
+    *,
+    lang="de",
+    kind="before",
+    current=False,
+    gold_cov=0.0,
+    dist_cov=0.0,
+    error=None,
+    tool_calls=None,
+    **extra,
+):
     """A scored-view line (runs.runner.scored_view keys), with only what a test varies as arguments."""
     return {
-        "id": item_id, "lang": lang, "act_id": 1, "sr_number": "220", "article_number": "336a", "e_id": "art_336_a",
-        "as_of": "2022-06-30", "kind": kind, "gold_is_current": current, "recite_label": None, "system": system,
-        "answer": "" if error else "x", "error": error,
-        "verdict": {"label": label, "gold_coverage": gold_cov, "distractor_coverage": dist_cov,
-                    "distractor_all_coverage": 0.0, "shared_coverage": 0.0},
-        "model": None, "provider": None, "cost": None, "tool_calls": tool_calls or [], "lookup": None, **extra,
+        "id": item_id,
+        "lang": lang,
+        "act_id": 1,
+        "sr_number": "220",
+        "article_number": "336a",
+        "e_id": "art_336_a",
+        "as_of": "2022-06-30",
+        "kind": kind,
+        "gold_is_current": current,
+        "recite_label": None,
+        "system": system,
+        "answer": "" if error else "x",
+        "error": error,
+        "verdict": {
+            "label": label,
+            "gold_coverage": gold_cov,
+            "distractor_coverage": dist_cov,
+            "distractor_all_coverage": 0.0,
+            "shared_coverage": 0.0,
+        },
+        "model": None,
+        "provider": None,
+        "cost": None,
+        "tool_calls": tool_calls or [],
+        "lookup": None,
+        **extra,
     }
 
 
@@ -78,10 +129,14 @@ def test_numbers_on_a_partition_and_empty_partitions_are_zero():
 def test_dedup_per_lang_system_id_keeps_the_last_error_free_line():
     err = "ModelCallError: timeout"
     lines = [
-        line("a", "m/pit", C), line("a", "m/pit", U, error=err),             # later error does not displace
-        line("b", "m/pit", U, error=err), line("b", "m/pit", W),             # later success replaces
-        line("c", "m/pit", U, error=err), line("c", "m/pit", W, error=err),  # both errored: the last
-        line("d", "m/pit", C), line("d", "m/pit", W),                        # both fine: the last
+        line("a", "m/pit", C),
+        line("a", "m/pit", U, error=err),  # later error does not displace
+        line("b", "m/pit", U, error=err),
+        line("b", "m/pit", W),  # later success replaces
+        line("c", "m/pit", U, error=err),
+        line("c", "m/pit", W, error=err),  # both errored: the last
+        line("d", "m/pit", C),
+        line("d", "m/pit", W),  # both fine: the last
     ]
     s = report_all({"m/pit": lines})["de"]["m/pit"]["all"]
     assert (s["n"], s["errors"], s["grounded_correct"], s["grounded_wrong_version"], s["ungrounded"]) == (4, 1, 1, 3, 0)
@@ -95,11 +150,11 @@ def test_an_oracle_error_counts_as_an_error():
 
 def test_easy_and_hard_come_from_recite_winners_and_errored_recite_ids_are_neither():
     recite = [
-        line("e", "recite", C),                                   # easy
-        line("h", "recite", W),                                   # hard
-        line("u", "recite", U),                                   # hard
+        line("e", "recite", C),  # easy
+        line("h", "recite", W),  # hard
+        line("u", "recite", U),  # hard
         line("x", "recite", U, error="UnknownArticle: Art. 336a"),  # neither
-        line("h", "recite", C, error="ModelCallError: x"),        # a later error does not displace h's winner
+        line("h", "recite", C, error="ModelCallError: x"),  # a later error does not displace h's winner
     ]
     pit = [line(i, "m/pit", C) for i in ("e", "h", "u", "x")] + [line("u", "m/pit", W)]
     s = report_all({"recite": recite, "m/pit": pit})["de"]["m/pit"]["all"]
@@ -111,12 +166,25 @@ def test_easy_and_hard_come_from_recite_winners_and_errored_recite_ids_are_neith
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["de", "fr"]), st.sampled_from(["before", "after"]),
-                          st.sampled_from([C, W, U]), st.floats(0, 1), st.booleans()), min_size=1, max_size=12),
-       st.randoms())
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["de", "fr"]),
+            st.sampled_from(["before", "after"]),
+            st.sampled_from([C, W, U]),
+            st.floats(0, 1),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.randoms(),
+)
 def test_report_all_bytes_do_not_depend_on_line_order(rows, rnd):
-    lines = [line(f"i{n}", "m/pit", label, lang=lang, kind=kind, gold_cov=cov, current=cur)
-             for n, (lang, kind, label, cov, cur) in enumerate(rows)]
+    lines = [
+        line(f"i{n}", "m/pit", label, lang=lang, kind=kind, gold_cov=cov, current=cur)
+        for n, (lang, kind, label, cov, cur) in enumerate(rows)
+    ]
     shuffled = lines[:]
     rnd.shuffle(shuffled)
     assert json.dumps(report_all({"m/pit": lines})) == json.dumps(report_all({"m/pit": shuffled}))
@@ -133,8 +201,12 @@ def test_results_tables_header_formats_and_row_order():
     assert RESULTS_HEADER[-1] == "score" and RESULTS_HARD_HEADER == ("correct % (recite-hard)", "n recite-hard")
     assert lines[1] == "|" + "---|" * 15
     body = [row.strip("| ").split(" | ") for row in lines[2:]]
-    expected_order = [(lang, system, kind) for lang in ("de", "fr") for system in ("m/pit", "recite/recite")
-                      for kind in ("all", "after", "before")]
+    expected_order = [
+        (lang, system, kind)
+        for lang in ("de", "fr")
+        for system in ("m/pit", "recite/recite")
+        for kind in ("all", "after", "before")
+    ]
     assert [tuple(r[:3]) for r in body] == expected_order
     de_pit_all = body[0]
     assert de_pit_all[3:] == ["1", "0", "100.0", "0.0", "0.0", "0.0", "100.0", "0.667", "0.000", "1.000", "100.0", "1"]
@@ -147,20 +219,45 @@ def test_summary_pools_counts_over_languages_and_orders_rows_as_published():
     de_items, fr_items = [f"d{i}" for i in range(4)], ["f0"]
     recite = [line(i, "recite", W) for i in de_items] + [line("f0", "recite", W, lang="fr")]
     # de: 1 of 4 correct, fr: 1 of 1; pooled 2/5 = 40.0 (the mean of the shares would be 62.5)
-    model = lambda key: ([line(i, key, C if i == "d0" else U) for i in de_items]  # noqa: E731
-                         + [line("f0", key, C, lang="fr")])
-    keys = ["zeta/closed", "claude-sonnet-5/closed", "deepseek-v4-pro/closed", "claude-haiku-4.5/closed",
-            "alpha/closed", "gpt-5.6-terra/agentic", "claude-haiku-4.5/pit"]
+    model = lambda key: (
+        [line(i, key, C if i == "d0" else U) for i in de_items]  # noqa: E731
+        + [line("f0", key, C, lang="fr")]
+    )
+    keys = [
+        "zeta/closed",
+        "claude-sonnet-5/closed",
+        "deepseek-v4-pro/closed",
+        "claude-haiku-4.5/closed",
+        "alpha/closed",
+        "gpt-5.6-terra/agentic",
+        "claude-haiku-4.5/pit",
+    ]
     scored = {"recite": recite, "oracle": [line("d0", "oracle", C)], **{k: model(k) for k in keys}}
     lines = summary(report_all(scored)).splitlines()
     assert lines[0] == "| " + " | ".join(SUMMARY_HEADER) + " |"
     assert SUMMARY_HEADER[5] == "**date-sensitive: correct %**"
     rows = [r.strip("| ").split(" | ") for r in lines[2:]]
     assert [r[0] for r in rows] == [
-        "recite/recite", "claude-haiku-4.5/closed", "claude-sonnet-5/closed", "deepseek-v4-pro/closed",
-        "alpha/closed", "zeta/closed", "claude-haiku-4.5/pit", "gpt-5.6-terra/agentic",
+        "recite/recite",
+        "claude-haiku-4.5/closed",
+        "claude-sonnet-5/closed",
+        "deepseek-v4-pro/closed",
+        "alpha/closed",
+        "zeta/closed",
+        "claude-haiku-4.5/pit",
+        "gpt-5.6-terra/agentic",
     ]  # no oracle; mode order, then the published models, then others alphabetically
-    assert rows[1] == ["claude-haiku-4.5/closed", "5", "40.0", "0.0", "60.0", "**40.0**", "25.0 / 100.0 / –", "0.0", "0"]
+    assert rows[1] == [
+        "claude-haiku-4.5/closed",
+        "5",
+        "40.0",
+        "0.0",
+        "60.0",
+        "**40.0**",
+        "25.0 / 100.0 / –",
+        "0.0",
+        "0",
+    ]
     assert rows[0][1:] == ["5", "0.0", "100.0", "0.0", "**0.0**", "0.0 / 0.0 / –", "0.0", "0"]
     no_recite = summary(report_all({"m/pit": model("m/pit")})).splitlines()[2]
     assert no_recite == "| m/pit | 5 | 40.0 | 0.0 | 60.0 | – | – | – | 0 |"
@@ -176,28 +273,60 @@ def test_tools_report_flags_rounding_and_winner_per_system_and_id():
         # right date and right act+article, correct
         line("a", "m/agentic", C, tool_calls=[article(0, **right, as_of="2022-06-30")]),
         # a date, the wrong one; old call shape (no round/ok/latency) and arguments as a JSON string
-        line("b", "m/agentic", W, tool_calls=[{"name": "ch_get_act_article",
-                                               "arguments": json.dumps({**right, "as_of": "2026-09-04"})}]),
+        line(
+            "b",
+            "m/agentic",
+            W,
+            tool_calls=[{"name": "ch_get_act_article", "arguments": json.dumps({**right, "as_of": "2026-09-04"})}],
+        ),
         # no date; a history call and a number-typed sr_number still count by str equality
-        line("c", "m/agentic", C, tool_calls=[{"round": 0, "name": "ch_get_act_history", "arguments": {"sr_number": "220"}},
-                                              article(1, sr_number=220, article="336a")]),
+        line(
+            "c",
+            "m/agentic",
+            C,
+            tool_calls=[
+                {"round": 0, "name": "ch_get_act_history", "arguments": {"sr_number": "220"}},
+                article(1, sr_number=220, article="336a"),
+            ],
+        ),
         # no tool at all
         line("d", "m/agentic", U),
         # superseded by a later error-free line for the same id: no tool call
         line("e", "m/agentic", C, tool_calls=[article(0, **right, as_of="2022-06-30")]),
         line("e", "m/agentic", U),
         # `as_of` on another tool is not `as_of_any` (§5: over ch_get_act_article calls)
-        line("f", "m/agentic", U, tool_calls=[{"round": 0, "name": "ch_get_act_text",
-                                               "arguments": {"sr_number": "220", "as_of": "2022-06-30"}}]),
+        line(
+            "f",
+            "m/agentic",
+            U,
+            tool_calls=[
+                {"round": 0, "name": "ch_get_act_text", "arguments": {"sr_number": "220", "as_of": "2022-06-30"}}
+            ],
+        ),
     ]
     tools = tools_report({"m/agentic": lines, "m/pit": [line("a", "m/pit", C)]})
     assert list(tools) == ["m/agentic"]
     t = tools["m/agentic"]
-    assert list(t) == ["n", "share_any_tool_call", "share_as_of_any", "share_as_of_correct", "share_sr_article_correct",
-                       "mean_tool_calls", "share_correct_when_as_of", "share_correct_when_no_as_of"]
-    assert t == {"n": 6, "share_any_tool_call": 0.6667, "share_as_of_any": 0.3333, "share_as_of_correct": 0.1667,
-                 "share_sr_article_correct": 0.5, "mean_tool_calls": 0.833, "share_correct_when_as_of": 0.5,
-                 "share_correct_when_no_as_of": 0.25}
+    assert list(t) == [
+        "n",
+        "share_any_tool_call",
+        "share_as_of_any",
+        "share_as_of_correct",
+        "share_sr_article_correct",
+        "mean_tool_calls",
+        "share_correct_when_as_of",
+        "share_correct_when_no_as_of",
+    ]
+    assert t == {
+        "n": 6,
+        "share_any_tool_call": 0.6667,
+        "share_as_of_any": 0.3333,
+        "share_as_of_correct": 0.1667,
+        "share_sr_article_correct": 0.5,
+        "mean_tool_calls": 0.833,
+        "share_correct_when_as_of": 0.5,
+        "share_correct_when_no_as_of": 0.25,
+    }
     table = tools_table(tools).splitlines()
     assert table[0] == "| " + " | ".join(TOOLS_HEADER) + " |"
     assert table[2] == "| m/agentic | 6 | 66.7 | 33.3 | 16.7 | 50.0 | 0.83 | 50.0 | 25.0 |"
@@ -212,4 +341,3 @@ def test_files_written_atomically_and_byte_identical(tmp_path):
     assert first == second and set(first) == {"report-all.json", "results-tables.md", "summary.md"}
     assert json.loads(first["report-all.json"]) == report_all(scored)
     assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith(".")]
-

@@ -22,31 +22,64 @@ ITEMS = {
     "f1": ("fr", "after", True, "grounded_correct"),
     "f2": ("fr", "before", False, "grounded_wrong_version"),
 }
-PIT = {"d1": "grounded_correct", "d2": "grounded_correct", "d3": "grounded_wrong_version", "d4": None,
-       "f1": "grounded_correct", "f2": "grounded_correct"}  # None: the call failed (ungrounded + error)
+PIT = {
+    "d1": "grounded_correct",
+    "d2": "grounded_correct",
+    "d3": "grounded_wrong_version",
+    "d4": None,
+    "f1": "grounded_correct",
+    "f2": "grounded_correct",
+}  # None: the call failed (ungrounded + error)
 
 
 def line(item_id: str, system: str, label: str | None, *, gold_cov: float = 0.0, tool_calls=(), with_recite=False):
     lang, kind, current, recite = ITEMS[item_id]
     return {
-        "id": item_id, "lang": lang, "kind": kind, "gold_is_current": current, "system": system,
-        "as_of": "2022-06-30", "sr_number": "170.512", "article_number": "5",
+        "id": item_id,
+        "lang": lang,
+        "kind": kind,
+        "gold_is_current": current,
+        "system": system,
+        "as_of": "2022-06-30",
+        "sr_number": "170.512",
+        "article_number": "5",
         "recite_label": recite if with_recite else None,
-        "answer": None if label is None else "…", "error": "ModelCallError: HTTP 500" if label is None else None,
-        "verdict": {"label": label or "ungrounded", "gold_coverage": gold_cov, "distractor_coverage": 0.0,
-                    "distractor_all_coverage": 0.0, "shared_coverage": 0.5},
+        "answer": None if label is None else "…",
+        "error": "ModelCallError: HTTP 500" if label is None else None,
+        "verdict": {
+            "label": label or "ungrounded",
+            "gold_coverage": gold_cov,
+            "distractor_coverage": 0.0,
+            "distractor_all_coverage": 0.0,
+            "shared_coverage": 0.5,
+        },
         "tool_calls": list(tool_calls),
     }
 
 
 def scored(with_recite_run: bool = True) -> dict:
-    out = {"m/pit": [line(i, "m/pit", PIT[i], gold_cov=1.0 if PIT[i] == "grounded_correct" else 0.0,
-                          with_recite=not with_recite_run) for i in ITEMS]}
+    out = {
+        "m/pit": [
+            line(
+                i,
+                "m/pit",
+                PIT[i],
+                gold_cov=1.0 if PIT[i] == "grounded_correct" else 0.0,
+                with_recite=not with_recite_run,
+            )
+            for i in ITEMS
+        ]
+    }
     if with_recite_run:
         out["recite"] = [line(i, "recite", ITEMS[i][3]) for i in ITEMS]
     right = {"sr_number": "170.512", "article_number": "5", "lang": "de", "as_of": "2022-06-30"}
     out["m/agentic"] = [
-        line("d1", "m/agentic", "grounded_correct", tool_calls=[{"round": 1, "name": "ch_get_act_article", "arguments": right}]),
+        line(
+            "d1",
+            "m/agentic",
+            "grounded_correct",
+            tool_calls=[{"round": 1, "name": "ch_get_act_article", "arguments": right}],
+        ),
         line("d2", "m/agentic", "ungrounded"),
     ]
     return out
@@ -58,21 +91,30 @@ def test_headline_numbers_are_exact():
     assert report["systems"] == ["recite", "m/pit", "m/agentic"]  # the card's order
     pit = by_system["m/pit"]
     assert (pit["n"], pit["correct_pct"], pit["wrong_version_pct"], pit["ungrounded_pct"], pit["errors"]) == (
-        6, 66.67, 16.67, 16.67, 1)
+        6,
+        66.67,
+        16.67,
+        16.67,
+        1,
+    )
     # date-sensitive = items where recite is not grounded_correct: d1, d3, f2; pit gets d1 and f2
     assert pit["date_sensitive_correct_pct"] == 66.67
     assert pit["date_sensitive_correct_pct_by_lang"] == {"de": 50.0, "fr": 100.0, "it": None}
     assert pit["recite_easy_correct_pct"] == 66.67  # d2, f1 of d2, d4, f1
     recite = by_system["recite"]
     assert (recite["correct_pct"], recite["date_sensitive_correct_pct"], recite["recite_easy_correct_pct"]) == (
-        50.0, 0.0, 100.0)
+        50.0,
+        0.0,
+        100.0,
+    )
     assert report["date_sensitive"]["de"] == {"items": 4, "known": 4, "date_sensitive": 2, "date_sensitive_pct": 50.0}
 
 
 def test_rows_per_language_system_kind_plus_all_with_the_gold_is_current_split():
     rows = {(r["lang"], r["system"], r["kind"]): r for r in build_report(scored())["rows"]}
-    assert {k for k in rows if k[1] == "m/pit"} == {(lang, "m/pit", kind) for lang in ("de", "fr")
-                                                   for kind in ("before", "after", "all")}
+    assert {k for k in rows if k[1] == "m/pit"} == {
+        (lang, "m/pit", kind) for lang in ("de", "fr") for kind in ("before", "after", "all")
+    }
     de_all = rows[("de", "m/pit", "all")]
     assert (de_all["n"], de_all["correct_pct"], de_all["errors"]) == (4, 50.0, 1)
     assert (de_all["correct_gold_current_pct"], de_all["correct_gold_superseded_pct"]) == (100.0, 33.33)
@@ -98,8 +140,17 @@ def test_tools_report_for_agentic():
 def test_markdown_has_exactly_the_cards_columns_and_rows():
     md = to_markdown(build_report(scored()))
     assert "| " + " | ".join(HEADLINE_COLUMNS) + " |" in md
-    assert HEADLINE_COLUMNS == ("system", "n", "correct %", "wrong version %", "ungrounded %", "date-sensitive: correct %",
-                                "de / fr / it", "recite-easy: correct %", "errors")
+    assert HEADLINE_COLUMNS == (
+        "system",
+        "n",
+        "correct %",
+        "wrong version %",
+        "ungrounded %",
+        "date-sensitive: correct %",
+        "de / fr / it",
+        "recite-easy: correct %",
+        "errors",
+    )
     assert "| m/pit | 6 | 66.7 | 16.7 | 16.7 | 66.7 | 50.0 / 100.0 / – | 66.7 | 1 |" in md
     assert "| recite | 6 | 50.0 | 33.3 | 16.7 | 0.0 | 0.0 / 0.0 / – | 100.0 | 0 |" in md
 

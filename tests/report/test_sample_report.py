@@ -16,8 +16,10 @@ from chpit_assets.report import results_tables, summary
 from tests.dagster_defs import defs_for
 from tests.runs.conftest import TODAY, build_sample
 
-RUN_CONFIG = {"ops": {"results": {"config": {"today": TODAY.isoformat()}}},
-              "loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+RUN_CONFIG = {
+    "ops": {"results": {"config": {"today": TODAY.isoformat()}}},
+    "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+}
 LANGS = ("de", "fr")
 PUBLISHED = ("report-all.json", "results-tables.md", "summary.md")
 
@@ -48,9 +50,13 @@ def test_report_asset_writes_the_published_files_beside_ours(sample_run):
         rec = report[lang]["recite/recite"]["all"]
         labels = [line["verdict"]["label"] for line in scored["recite"] if line["lang"] == lang and not line["error"]]
         assert rec["n_recite_hard"] == sum(label != "grounded_correct" for label in labels)
-        assert (rec["correct_recite_hard"], rec["share_correct_recite_easy"]) == (0, 1.0 if rec["n_recite_easy"] else 0.0)
+        assert (rec["correct_recite_hard"], rec["share_correct_recite_easy"]) == (
+            0,
+            1.0 if rec["n_recite_easy"] else 0.0,
+        )
         assert oracle["n_recite_hard"] == rec["n_recite_hard"] and oracle["share_correct_recite_hard"] == (
-            1.0 if rec["n_recite_hard"] else 0.0)
+            1.0 if rec["n_recite_hard"] else 0.0
+        )
         after, before = report[lang]["oracle/oracle"]["after"], report[lang]["oracle/oracle"]["before"]
         assert after["n"] + before["n"] == n
     assert (report_dir / "results-tables.md").read_text(encoding="utf-8") == results_tables(report)
@@ -62,13 +68,17 @@ def test_report_asset_writes_the_published_files_beside_ours(sample_run):
     meta = event.asset_materialization.metadata
     assert meta["summary"].value == text
     assert {meta[f"path_{n.replace('-', '_').replace('.', '_')}"].value for n in PUBLISHED} == {
-        str(report_dir / n) for n in PUBLISHED}
+        str(report_dir / n) for n in PUBLISHED
+    }
 
 
 def test_rematerialising_the_report_gives_the_same_bytes(sample_run):
     root, instance = sample_run
     before = {n: (root / "report" / n).read_bytes() for n in PUBLISHED}
     job = defs_for(root).resolve_implicit_global_asset_job_def()
-    assert job.execute_in_process(instance=instance, asset_selection=[dg.AssetKey("report")],
-                                  run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}}).success
+    assert job.execute_in_process(
+        instance=instance,
+        asset_selection=[dg.AssetKey("report")],
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+    ).success
     assert {n: (root / "report" / n).read_bytes() for n in PUBLISHED} == before

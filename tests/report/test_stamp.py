@@ -9,8 +9,26 @@ from chpit_assets.report import StampError, stamp_recite
 from chpit_assets.report.stamp import recite_finished
 
 # The published item key order without the two stamped keys (PROTOCOL §1).
-BUILD_KEYS = ["id", "lang", "act_id", "sr_number", "abbreviation", "article_number", "e_id", "as_of", "kind",
-              "change_date", "question", "gold_is_current", "gold", "distractor", "source", "licence", "build", "core"]
+BUILD_KEYS = [
+    "id",
+    "lang",
+    "act_id",
+    "sr_number",
+    "abbreviation",
+    "article_number",
+    "e_id",
+    "as_of",
+    "kind",
+    "change_date",
+    "question",
+    "gold_is_current",
+    "gold",
+    "distractor",
+    "source",
+    "licence",
+    "build",
+    "core",
+]
 
 
 def item(item_id: str) -> dict:
@@ -38,8 +56,12 @@ def test_keys_go_after_source_and_the_date_is_the_runs_last_day():
 
 def test_a_stale_stamp_is_replaced_not_duplicated_and_the_input_is_not_mutated():
     old = item("a")
-    stale = {**{k: v for k, v in old.items() if k != "licence"}, "recite_label": "ungrounded",
-             "recite_as_of": "2020-01-01", "licence": old["licence"]}
+    stale = {
+        **{k: v for k, v in old.items() if k != "licence"},
+        "recite_label": "ungrounded",
+        "recite_as_of": "2020-01-01",
+        "licence": old["licence"],
+    }
     before = dict(stale)
     [out] = stamp_recite([stale], {"a": recite("grounded_correct", "2026-09-04T10:22:00+00:00")})
     assert list(out).count("recite_label") == 1 and list(out).index("recite_label") == BUILD_KEYS.index("source") + 1

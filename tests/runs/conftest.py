@@ -64,27 +64,46 @@ def tools(sample):
     return PitTools(sample.store, today=TODAY)
 
 
-def completion(content: str | None = None, *, tool_calls: list[dict] | None = None, finish_reason: str = "stop",
-               model: str = "scripted-model-1", provider: str | None = None, cost: float | None = None,
-               prompt_tokens: int = 10, completion_tokens: int = 5) -> dict:
+def completion(
+    content: str | None = None,
+    *,
+    tool_calls: list[dict] | None = None,
+    finish_reason: str = "stop",
+    model: str = "scripted-model-1",
+    provider: str | None = None,
+    cost: float | None = None,
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+) -> dict:
     """An OpenAI chat-completions response body."""
     message: dict = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
-    usage: dict = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                   "total_tokens": prompt_tokens + completion_tokens}
+    usage: dict = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
     if cost is not None:
         usage["cost"] = cost
-    body = {"id": "x", "object": "chat.completion", "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}], "usage": usage}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": usage,
+    }
     if provider:
         body["provider"] = provider
     return body
 
 
 def tool_call(name: str, arguments: dict | str, call_id: str = "call_1") -> dict:
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
+    }
 
 
 Responder = Callable[[dict], "tuple[int, dict | str]"]

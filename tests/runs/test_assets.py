@@ -45,7 +45,9 @@ def test_oracle_and_recite_through_dagster_to_the_report(sample, tmp_path):
     assert run_report["actual"]["recite"]["items"] == n and run_report["actual"]["recite"]["usd"] == 0.0
     report = json.loads((data / "report" / "report.json").read_text())
     recite = next(h for h in report["headline"] if h["system"] == "recite")
-    assert recite["n"] == n and recite["recite_easy_correct_pct"] == 100.0 and recite["date_sensitive_correct_pct"] == 0.0
+    assert (
+        recite["n"] == n and recite["recite_easy_correct_pct"] == 100.0 and recite["date_sensitive_correct_pct"] == 0.0
+    )
     assert (data / "report" / "report.html").exists() and "oracle_gate: passed" in lines[0]
 
 
@@ -53,13 +55,16 @@ def test_a_failing_oracle_blocks_results_and_report(sample, tmp_path):
     data = _copy(sample, tmp_path)
     core = data / "build" / "core-de.jsonl"
     items = [json.loads(l) for l in core.read_text().splitlines()]
-    items[0]["e_id"] = "art_13_a" if items[0]["e_id"] != "art_13_a" else "art_5"  # the oracle now quotes another article
+    items[0]["e_id"] = (
+        "art_13_a" if items[0]["e_id"] != "art_13_a" else "art_5"
+    )  # the oracle now quotes another article
     core.write_text("".join(json.dumps(i) + "\n" for i in items))
     lines: list[str] = []
     with dg.instance_for_test() as instance:
         assert not run_benchmark(defs_for(data), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lines.append)
         check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
-            [dg.AssetCheckKey(dg.AssetKey("oracle_gate"), "oracle_scores_one")])
+            [dg.AssetCheckKey(dg.AssetKey("oracle_gate"), "oracle_scores_one")]
+        )
         evaluation = next(iter(check.values())).event.dagster_event.event_specific_data
         assert evaluation.passed is False
         assert "de: " in evaluation.metadata["failures"].value
@@ -89,9 +94,12 @@ def test_the_oracle_gate_asks_again_instead_of_resuming_old_answers(sample, tmp_
 
 
 def _model_config(server, **extra) -> dict:
-    return {"ops": {"results": {"config": {"today": TODAY.isoformat(), **extra.pop("runs", {})}}},
-            "resources": {"model": {"config": {"slug": "scripted", "base_url": server.base_url,
-                                               "model": "vendor/model-a", **extra}}}}
+    return {
+        "ops": {"results": {"config": {"today": TODAY.isoformat(), **extra.pop("runs", {})}}},
+        "resources": {
+            "model": {"config": {"slug": "scripted", "base_url": server.base_url, "model": "vendor/model-a", **extra}}
+        },
+    }
 
 
 def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_path, scripted):
@@ -107,9 +115,14 @@ def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_pa
     server = scripted(respond)
     with dg.instance_for_test() as instance:
         defs = defs_for(data)
-        assert run_benchmark(defs, instance, ("scripted/closed",), ("de",),
-                             _model_config(server, runs={"sample_per_lang": 4}, price_input_per_mtok=1.0,
-                                           price_output_per_mtok=2.0), echo=lambda s: None)
+        assert run_benchmark(
+            defs,
+            instance,
+            ("scripted/closed",),
+            ("de",),
+            _model_config(server, runs={"sample_per_lang": 4}, price_input_per_mtok=1.0, price_output_per_mtok=2.0),
+            echo=lambda s: None,
+        )
         event = instance.get_latest_materialization_event(dg.AssetKey("results"))
         meta = event.asset_materialization.metadata
         assert (meta["log_answered"].value, meta["log_errored"].value) == (3, 1)
@@ -118,24 +131,54 @@ def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_pa
     expected = subsample(sample.items["de"], 4)
     assert sorted(l["id"] for l in asked) == [i["id"] for i in expected] and len(server.hits) == 4
     report = json.loads((data / "report" / "run-report-closed.json").read_text())
-    assert list(report) == ["mode", "estimate", "actual", "actual_total_usd", "sample_size", "started", "finished",
-                            "settings"]
+    assert list(report) == [
+        "mode",
+        "estimate",
+        "actual",
+        "actual_total_usd",
+        "sample_size",
+        "started",
+        "finished",
+        "settings",
+    ]
     est = sum(estimate_tokens("closed", i)[0] for i in expected), sum(estimate_tokens("closed", i)[1] for i in expected)
-    assert report["estimate"]["model-a"] == {"items": 4, "input_tokens": est[0], "output_tokens": est[1],
-                                             "usd": est[0] / 1e6 * 1.0 + est[1] / 1e6 * 2.0}
-    assert report["actual"]["model-a"] == {"items": 4, "answered": 3, "errors": 1, "input_tokens": 300,
-                                           "output_tokens": 30, "usd": pytest.approx(0.003),
-                                           "usd_reported": pytest.approx(0.003),
-                                           "usd_from_tokens": pytest.approx(3 * (100e-6 + 20e-6))}
+    assert report["estimate"]["model-a"] == {
+        "items": 4,
+        "input_tokens": est[0],
+        "output_tokens": est[1],
+        "usd": est[0] / 1e6 * 1.0 + est[1] / 1e6 * 2.0,
+    }
+    assert report["actual"]["model-a"] == {
+        "items": 4,
+        "answered": 3,
+        "errors": 1,
+        "input_tokens": 300,
+        "output_tokens": 30,
+        "usd": pytest.approx(0.003),
+        "usd_reported": pytest.approx(0.003),
+        "usd_from_tokens": pytest.approx(3 * (100e-6 + 20e-6)),
+    }
     assert report["started"].endswith("+00:00") and report["started"] <= report["finished"]
-    assert report["settings"] == {"reasoning_effort": "minimal", "workers": 1, "split": "core", "sample_per_lang": 4,
-                                  "seed": 20260825, "temperature": 0.0, "max_tokens_ladder": [8192, 16384]}
+    assert report["settings"] == {
+        "reasoning_effort": "minimal",
+        "workers": 1,
+        "split": "core",
+        "sample_per_lang": 4,
+        "seed": 20260825,
+        "temperature": 0.0,
+        "max_tokens_ladder": [8192, 16384],
+    }
     # A plain re-run asks only the errored item again (PROTOCOL §7) and the report follows.
     fail["on"] = False
     with dg.instance_for_test() as instance:
-        assert run_benchmark(defs_for(data), instance, ("scripted/closed",), ("de",),
-                             _model_config(server, runs={"sample_per_lang": 4}, price_input_per_mtok=1.0,
-                                           price_output_per_mtok=2.0), echo=lambda s: None)
+        assert run_benchmark(
+            defs_for(data),
+            instance,
+            ("scripted/closed",),
+            ("de",),
+            _model_config(server, runs={"sample_per_lang": 4}, price_input_per_mtok=1.0, price_output_per_mtok=2.0),
+            echo=lambda s: None,
+        )
     assert len(server.hits) == 5
     report = json.loads((data / "report" / "run-report-closed.json").read_text())
     assert (report["actual"]["model-a"]["answered"], report["actual"]["model-a"]["errors"]) == (4, 0)
@@ -150,9 +193,17 @@ def test_the_model_free_systems_through_dagster_write_no_run_report_of_their_own
     with sample.store.connect(read_only=True) as con:
         build_index(con, "de", data / "search")
     with dg.instance_for_test() as instance:
-        assert run_benchmark(defs_for(data), instance, ("oracle", "recite", "cite/pit", "search/pit"), ("de",),
-                             RUN_CONFIG, echo=lambda _: None)
+        assert run_benchmark(
+            defs_for(data),
+            instance,
+            ("oracle", "recite", "cite/pit", "search/pit"),
+            ("de",),
+            RUN_CONFIG,
+            echo=lambda _: None,
+        )
     for key in ("cite/pit", "search/pit"):
         scored = [json.loads(l) for l in (data / "results" / key / "de.scored.jsonl").read_text().splitlines()]
-        assert len(scored) == len(sample.items["de"]) and {l["verdict"]["label"] for l in scored} == {"grounded_correct"}
+        assert len(scored) == len(sample.items["de"]) and {l["verdict"]["label"] for l in scored} == {
+            "grounded_correct"
+        }
     assert sorted(p.name for p in (data / "report").glob("run-report-*")) == ["run-report-recite.json"]

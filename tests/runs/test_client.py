@@ -39,8 +39,19 @@ def _client(server, sleeps: list | None = None, **overrides) -> ChatClient:
 
 
 def test_reply_records_answering_model_provider_tokens_cost_and_settings(scripted):
-    server = scripted(lambda body: (200, completion("1 Text.", model="vendor/m-2025", provider="Fireworks",
-                                                     cost=0.0012, prompt_tokens=40, completion_tokens=7)))
+    server = scripted(
+        lambda body: (
+            200,
+            completion(
+                "1 Text.",
+                model="vendor/m-2025",
+                provider="Fireworks",
+                cost=0.0012,
+                prompt_tokens=40,
+                completion_tokens=7,
+            ),
+        )
+    )
     reply = _client(server).chat(MESSAGES)
     assert (reply.content, reply.model, reply.provider, reply.cost) == ("1 Text.", "vendor/m-2025", "Fireworks", 0.0012)
     assert (reply.prompt_tokens, reply.completion_tokens, reply.attempts, reply.retries) == (40, 7, 1, 0)
@@ -54,8 +65,14 @@ def test_the_request_body_is_the_published_one(scripted):
     client.chat(MESSAGES)
     client.chat(MESSAGES, tool_choice="none")
     plain, forced = server.hits
-    assert plain == {"model": "m", "messages": MESSAGES, "max_tokens": 8192, "temperature": 0.0,
-                     "usage": {"include": True}, "reasoning": {"effort": "minimal"}}
+    assert plain == {
+        "model": "m",
+        "messages": MESSAGES,
+        "max_tokens": 8192,
+        "temperature": 0.0,
+        "usage": {"include": True},
+        "reasoning": {"effort": "minimal"},
+    }
     assert forced["tool_choice"] == "none" and "tools" not in forced
     _client(server, reasoning_effort=None).chat(MESSAGES)
     assert "reasoning" not in server.hits[-1]
@@ -138,8 +155,17 @@ def test_a_blank_reply_without_tool_calls_is_asked_again_once(scripted, content)
 
 
 def test_a_blank_reply_with_tool_calls_is_not_asked_again(scripted):
-    server = scripted(lambda body: (200, completion(None, tool_calls=[{"id": "c", "type": "function", "function": {
-        "name": "ch_get_act_article", "arguments": "{}"}}])))
+    server = scripted(
+        lambda body: (
+            200,
+            completion(
+                None,
+                tool_calls=[
+                    {"id": "c", "type": "function", "function": {"name": "ch_get_act_article", "arguments": "{}"}}
+                ],
+            ),
+        )
+    )
     reply = _client(server).chat(MESSAGES)
     assert len(server.hits) == 1 and reply.tool_calls
 
@@ -160,7 +186,9 @@ def test_missing_api_key_fails_before_any_request(scripted, monkeypatch):
     server = scripted(lambda body: (200, completion("x")))
     monkeypatch.delenv("CHPIT_TEST_KEY", raising=False)
     with pytest.raises(MissingApiKeyError, match=r"\$CHPIT_TEST_KEY"):
-        prepare_system("m/closed", [], endpoints={"m": EndpointConfig(server.base_url, "m", api_key_env="CHPIT_TEST_KEY")})
+        prepare_system(
+            "m/closed", [], endpoints={"m": EndpointConfig(server.base_url, "m", api_key_env="CHPIT_TEST_KEY")}
+        )
     assert server.hits == []
 
 
@@ -180,7 +208,9 @@ def test_credentials_in_the_base_url_are_used_but_never_recorded(scripted):
     server = scripted(lambda body: (500, "boom"))
     url = server.base_url.replace("http://", "http://bob:s3cr3t-pw@") + "?key=sk-planted&region=eu"
     client = ChatClient(EndpointConfig(url, "m"), sleep=lambda s: None)
-    client._http.event_hooks["request"].append(lambda req: seen.append((str(req.url), req.headers.get("authorization"))))
+    client._http.event_hooks["request"].append(
+        lambda req: seen.append((str(req.url), req.headers.get("authorization")))
+    )
     with pytest.raises(ModelCallError) as err:
         client.chat(MESSAGES)
     assert seen[0][0].endswith("/v1/chat/completions?key=sk-planted&region=eu")
@@ -205,8 +235,12 @@ def test_unknown_system_key_and_unconfigured_model():
         prepare_system("gpt-x/pit", [], endpoints={})
 
 
-PAID = EndpointConfig("https://openrouter.example/api/v1", "anthropic/claude-haiku-4.5",
-                      price_input_per_mtok=1.0, price_output_per_mtok=5.0)
+PAID = EndpointConfig(
+    "https://openrouter.example/api/v1",
+    "anthropic/claude-haiku-4.5",
+    price_input_per_mtok=1.0,
+    price_output_per_mtok=5.0,
+)
 
 
 def test_cost_estimate_is_tokens_times_price_per_million():
@@ -256,8 +290,17 @@ def test_cost_gate_passes_with_flag_or_either_env_and_ignores_loopback(monkeypat
 
 
 def test_the_tool_call_probe_tells_a_tool_calling_endpoint_from_one_that_ignores_tools(scripted):
-    calls = scripted(lambda body: (200, completion(None, tool_calls=[{"id": "c", "type": "function", "function": {
-        "name": "get_time", "arguments": "{\"city\": \"Bern\"}"}}])))
+    calls = scripted(
+        lambda body: (
+            200,
+            completion(
+                None,
+                tool_calls=[
+                    {"id": "c", "type": "function", "function": {"name": "get_time", "arguments": '{"city": "Bern"}'}}
+                ],
+            ),
+        )
+    )
     ignores = scripted(lambda body: (200, completion("It is noon.")))
     assert _client(calls).supports_tool_calls() is True
     assert calls.hits[0]["tools"][0]["function"]["name"] == "get_time"

@@ -59,8 +59,14 @@ def test_cite_current_labels_equal_recites(sample, search_tools, tmp_path):
 def test_search_pit_answers_from_the_question_text_alone(sample, search_tools, tmp_path):
     items = _items(sample)
     # The item's fields are not read: blank them all but id, lang, question, gold and distractor.
-    blind = [{k: v for k, v in i.items() if k in ("id", "lang", "question", "gold", "distractor", "kind",
-                                                     "gold_is_current", "as_of")} for i in items]
+    blind = [
+        {
+            k: v
+            for k, v in i.items()
+            if k in ("id", "lang", "question", "gold", "distractor", "kind", "gold_is_current", "as_of")
+        }
+        for i in items
+    ]
     path = tmp_path / "search.jsonl"
     run_items(build_system("search/pit", tools=search_tools), blind, path)
     labels = {i: line["verdict"]["label"] for i, line in load_log(path).items()}
@@ -77,6 +83,7 @@ def test_a_question_without_a_citation_is_an_error_line_for_cite(sample, search_
 
 
 # --------------------------------------------------------------------------- cite or abstain, scripted model
+
 
 def _verified(server, tools):
     client = ChatClient(EndpointConfig(server.base_url, "scripted-model", backoff_s=()))

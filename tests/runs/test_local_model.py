@@ -17,8 +17,11 @@ from chpit_assets.runs.local_model import (
 
 REQUEST = {
     "messages": [
-        {"role": "system", "content": "You are a Swiss legal database. Answer with the verbatim text of the "
-                                      "requested article, nothing else."},
+        {
+            "role": "system",
+            "content": "You are a Swiss legal database. Answer with the verbatim text of the "
+            "requested article, nothing else.",
+        },
         {"role": "user", "content": "Wie lautet Art. 1 DSG (SR 235.1) am 1. Januar 2024?"},
     ],
     "temperature": 0,

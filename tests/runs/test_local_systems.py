@@ -49,8 +49,10 @@ def test_model_modes_run_for_real(mode, context_side, sample, tools, client, loc
         assert receipt["context_sha256"] == []
     else:
         text = item[context_side]["text"]
-        expected = [{"role": "system", "content": CONTEXT_SYSTEM_PROMPT},
-                    {"role": "user", "content": f"{item['question']}\n\n<context>\n{text}\n</context>"}]
+        expected = [
+            {"role": "system", "content": CONTEXT_SYSTEM_PROMPT},
+            {"role": "user", "content": f"{item['question']}\n\n<context>\n{text}\n</context>"},
+        ]
         assert receipt["context_sha256"] == [receipt[f"{context_side}_sha256"]]
     assert receipt["prompt_sha256"] == sha256_json(expected)
     assert receipt["settings"]["model"] == local_model.model and receipt["settings"]["temperature"] == 0
@@ -69,5 +71,4 @@ def test_an_agentic_run_on_the_local_model_is_refused_by_the_tool_call_probe(sam
     and the run is refused before any item is asked, saying why."""
     config = EndpointConfig(f"{local_model.base_url}/v1", local_model.model, max_tokens=16, retry_max_tokens=16)
     with pytest.raises(ToolCallsUnsupportedError, match="returned no tool call for a trivial tool"):
-        prepare_system("smollm2-135m/agentic", sample.items["de"][:1], tools=tools,
-                       endpoints={"smollm2-135m": config})
+        prepare_system("smollm2-135m/agentic", sample.items["de"][:1], tools=tools, endpoints={"smollm2-135m": config})

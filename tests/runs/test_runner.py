@@ -28,8 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def _items(sample, n: int) -> list[dict]:
     """n distinct items from the sample (ids varied so each is asked separately)."""
     base = sample.items["de"]
-    return [{**base[i % len(base)], "id": f"{i:016x}", "question": f"Q{i}: {base[i % len(base)]['question']}"}
-            for i in range(n)]
+    return [
+        {**base[i % len(base)], "id": f"{i:016x}", "question": f"Q{i}: {base[i % len(base)]['question']}"}
+        for i in range(n)
+    ]
 
 
 def _question_id(body: dict) -> str:
@@ -52,8 +54,10 @@ def test_closed_sends_the_cards_prompt_and_records_the_receipt(sample, tmp_path,
     item = _items(sample, 1)[0]
     run_items(_closed(server), [item], tmp_path / "c.jsonl")
     line = load_log(tmp_path / "c.jsonl")[item["id"]]
-    assert server.hits[0]["messages"] == [{"role": "system", "content": CLOSED_SYSTEM_PROMPT},
-                                          {"role": "user", "content": item["question"]}]
+    assert server.hits[0]["messages"] == [
+        {"role": "system", "content": CLOSED_SYSTEM_PROMPT},
+        {"role": "user", "content": item["question"]},
+    ]
     assert line["served_model"] == "answered-by" and line["model"] == "scripted" and line["provider"] == "127.0.0.1"
     assert line["receipt"]["settings"]["temperature"] == 0 and line["receipt"]["context_sha256"] == []
     assert line["receipt"]["prompt_sha256"] and line["receipt"]["started_at"] <= line["receipt"]["finished_at"]
@@ -108,8 +112,15 @@ def _line(i: str, error: str | None, answer: str) -> dict:
 
 
 def test_the_winner_is_the_last_error_free_line_else_the_last_errored():
-    lines = [_line("a", None, "first"), _line("a", "E: x", ""), _line("b", "E: 1", ""), _line("b", "E: 2", ""),
-             _line("c", "E: x", ""), _line("c", None, "ok"), _line("c", None, "ok again")]
+    lines = [
+        _line("a", None, "first"),
+        _line("a", "E: x", ""),
+        _line("b", "E: 1", ""),
+        _line("b", "E: 2", ""),
+        _line("c", "E: x", ""),
+        _line("c", None, "ok"),
+        _line("c", None, "ok again"),
+    ]
     won = winners(lines)
     assert won["a"]["answer"] == "first" and won["b"]["error"] == "E: 2" and won["c"]["answer"] == "ok again"
 
@@ -164,13 +175,38 @@ def test_a_line_carries_the_published_keys_in_order(sample, tmp_path, scripted):
     item = _items(sample, 1)[0]
     run_items(_closed(server, model="vendor/model-a"), [item], tmp_path / "c.jsonl")
     line = json.loads((tmp_path / "c.jsonl").read_text())
-    assert list(line)[:17] == ["id", "system", "model", "mode", "lang", "answer", "input_tokens", "output_tokens",
-                               "cost_usd", "served_model", "provider", "latency_s", "retries", "calls",
-                               "max_tokens_used", "verdict", "error"]
-    assert list(line["verdict"]) == ["label", "gold_coverage", "distractor_coverage", "shared_coverage",
-                                     "distractor_all_coverage"]
+    assert list(line)[:17] == [
+        "id",
+        "system",
+        "model",
+        "mode",
+        "lang",
+        "answer",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "served_model",
+        "provider",
+        "latency_s",
+        "retries",
+        "calls",
+        "max_tokens_used",
+        "verdict",
+        "error",
+    ]
+    assert list(line["verdict"]) == [
+        "label",
+        "gold_coverage",
+        "distractor_coverage",
+        "shared_coverage",
+        "distractor_all_coverage",
+    ]
     assert (line["system"], line["system_key"], line["model"], line["mode"]) == (
-        "model-a/closed", "scripted/closed", "vendor/model-a", "closed")
+        "model-a/closed",
+        "scripted/closed",
+        "vendor/model-a",
+        "closed",
+    )
     assert (line["calls"], line["retries"], line["max_tokens_used"], line["cost_usd"]) == (1, 0, 8192, 0.002)
 
 

@@ -11,8 +11,9 @@ from chpit_assets.runs.sample import sample_lang, select_items, subsample
 
 
 def _items(lang: str, before: int, after: int) -> list[dict]:
-    return ([{"id": f"{lang}-b{i:03d}", "lang": lang, "kind": "before"} for i in range(before)]
-            + [{"id": f"{lang}-a{i:03d}", "lang": lang, "kind": "after"} for i in range(after)])
+    return [{"id": f"{lang}-b{i:03d}", "lang": lang, "kind": "before"} for i in range(before)] + [
+        {"id": f"{lang}-a{i:03d}", "lang": lang, "kind": "after"} for i in range(after)
+    ]
 
 
 def _ids(items):

@@ -25,10 +25,17 @@ from chpit_assets.runs.systems import (
 from .conftest import TODAY, completion, tool_call
 
 
-@pytest.mark.parametrize("key, mode, slug", [
-    ("oracle", "oracle", None), ("recite", "recite", None), ("smollm2-135m/pit", "pit", "smollm2-135m"),
-    ("claude-haiku-4.5/agentic", "agentic", "claude-haiku-4.5"), ("m/closed", "closed", "m"), ("m/current", "current", "m"),
-])
+@pytest.mark.parametrize(
+    "key, mode, slug",
+    [
+        ("oracle", "oracle", None),
+        ("recite", "recite", None),
+        ("smollm2-135m/pit", "pit", "smollm2-135m"),
+        ("claude-haiku-4.5/agentic", "agentic", "claude-haiku-4.5"),
+        ("m/closed", "closed", "m"),
+        ("m/current", "current", "m"),
+    ],
+)
 def test_system_keys_parse(key, mode, slug):
     parsed = parse_system_key(key)
     assert (parsed.mode, parsed.slug) == (mode, slug)
@@ -113,8 +120,11 @@ def test_agentic_passing_the_right_date_is_grounded_correct(sample, tools, tmp_p
     def respond(body):
         text = _last_tool_text(body)
         if text is None:
-            return 200, completion(None, tool_calls=[tool_call("ch_get_act_article", _article_args(item, as_of=item["as_of"]))],
-                                   finish_reason="tool_calls")
+            return 200, completion(
+                None,
+                tool_calls=[tool_call("ch_get_act_article", _article_args(item, as_of=item["as_of"]))],
+                finish_reason="tool_calls",
+            )
         return 200, completion(text)
 
     server = scripted(respond)
@@ -123,16 +133,28 @@ def test_agentic_passing_the_right_date_is_grounded_correct(sample, tools, tmp_p
     assert line["verdict"]["label"] == "grounded_correct"
     [call] = line["tool_calls"]
     assert {k: v for k, v in call.items() if k != "latency_s"} == {
-        "round": 0, "name": "ch_get_act_article", "arguments": _article_args(item, as_of="2022-06-30"), "ok": True}
+        "round": 0,
+        "name": "ch_get_act_article",
+        "arguments": _article_args(item, as_of="2022-06-30"),
+        "ok": True,
+    }
     assert call["latency_s"] >= 0
-    assert (line["n_tool_calls"], line["as_of_any"], line["as_of_passed"], line["sr_article_correct"]) == (1, True, True, True)
+    assert (line["n_tool_calls"], line["as_of_any"], line["as_of_passed"], line["sr_article_correct"]) == (
+        1,
+        True,
+        True,
+        True,
+    )
     assert server.hits[0]["messages"][0]["content"] == AGENTIC_SYSTEM_PROMPT
     assert [t["function"]["name"] for t in server.hits[0]["tools"]] == [s["function"]["name"] for s in TOOL_SPECS]
     assert "tool_choice" not in server.hits[0]
     # PROTOCOL §5: the assistant message is appended verbatim, then the tool message.
     second = server.hits[1]["messages"]
-    assert second[2] == {"role": "assistant", "content": None, "tool_calls": [
-        tool_call("ch_get_act_article", _article_args(item, as_of=item["as_of"]))]}
+    assert second[2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [tool_call("ch_get_act_article", _article_args(item, as_of=item["as_of"]))],
+    }
     assert second[3]["role"] == "tool" and second[3]["tool_call_id"] == "call_1"
     assert line["calls"] == 2 and len(line["receipt"]["context_sha256"]) == 1
 
@@ -206,8 +228,12 @@ def test_agentic_four_tool_rounds_then_a_final_call_without_tools(sample, tools,
 
 def test_agentic_tool_calls_in_the_last_round_leave_the_answer_empty(sample, tools, tmp_path, scripted):
     item = _item(sample)
-    server = scripted(lambda body: (200, completion(
-        "some text", tool_calls=[tool_call("ch_get_act_history", {"sr_number": item["sr_number"]})])))
+    server = scripted(
+        lambda body: (
+            200,
+            completion("some text", tool_calls=[tool_call("ch_get_act_history", {"sr_number": item["sr_number"]})]),
+        )
+    )
     run_items(_agentic(server, tools), [item], tmp_path / "a.jsonl")
     line = load_log(tmp_path / "a.jsonl")[item["id"]]
     assert len(server.hits) == MAX_TOOL_ROUNDS + 1 and line["answer"] == "" and line["error"] is None
@@ -259,20 +285,29 @@ def test_context_modes_send_the_tools_article_text(mode, sample, tools, tmp_path
     system = build_system(f"scripted/{mode}", tools=tools, clients={"scripted": _client(server)})
     run_items(system, [item], tmp_path / "c.jsonl")
     line = load_log(tmp_path / "c.jsonl")[item["id"]]
-    expected = call_tool(tools, "ch_get_act_article",
-                         _article_args(item, **({"as_of": item["as_of"]} if mode == "pit" else {})))
+    expected = call_tool(
+        tools, "ch_get_act_article", _article_args(item, **({"as_of": item["as_of"]} if mode == "pit" else {}))
+    )
     text = expected["article"]["text"]
-    assert (text == item["gold"]["text"]) == (mode == "pit") and (text == item["distractor"]["text"]) == (mode == "current")
+    assert (text == item["gold"]["text"]) == (mode == "pit") and (text == item["distractor"]["text"]) == (
+        mode == "current"
+    )
     assert server.hits[0]["messages"] == [
         {"role": "system", "content": CONTEXT_SYSTEM_PROMPT},
-        {"role": "user", "content": f"{item['question']}\n\n<context>\n{text}\n</context>"}]
-    assert line["tool_result"] == {"error": None, "as_of": expected["as_of"],
-                                   "version_id": expected["version"]["version_id"],
-                                   "date_applicability": expected["version"]["date_applicability"]}
+        {"role": "user", "content": f"{item['question']}\n\n<context>\n{text}\n</context>"},
+    ]
+    assert line["tool_result"] == {
+        "error": None,
+        "as_of": expected["as_of"],
+        "version_id": expected["version"]["version_id"],
+        "date_applicability": expected["version"]["date_applicability"],
+    }
     assert "context_empty" not in line and line["receipt"]["context_sha256"] == [sha256_text(text)]
 
 
-def test_a_context_lookup_that_finds_nothing_still_asks_the_model_with_an_empty_context(sample, tools, tmp_path, scripted):
+def test_a_context_lookup_that_finds_nothing_still_asks_the_model_with_an_empty_context(
+    sample, tools, tmp_path, scripted
+):
     """PROTOCOL §4: `no_edition_for_date` is not an error; the line says context_empty."""
     item = {**_item(sample), "as_of": "1900-01-01"}
     server = scripted(lambda body: (200, completion("Keine Ahnung.")))
@@ -291,4 +326,6 @@ def test_a_failing_context_model_call_keeps_what_the_tool_returned(sample, tools
     run_items(system, [item], tmp_path / "c.jsonl")
     line = load_log(tmp_path / "c.jsonl")[item["id"]]
     assert line["error"].startswith("ModelCallError: ") and line["answer"] == "" and line["calls"] == 0
-    assert line["tool_result"]["error"] is None and line["receipt"]["context_sha256"] == [sha256_text(item["gold"]["text"])]
+    assert line["tool_result"]["error"] is None and line["receipt"]["context_sha256"] == [
+        sha256_text(item["gold"]["text"])
+    ]

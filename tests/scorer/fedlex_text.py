@@ -3,6 +3,7 @@
 Read with the pipeline's own parser, so the scorer is tested on exactly the text
 layout the builder ships as `gold.text` (one numbered paragraph per line, S2).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -45,11 +45,24 @@ def test_the_scorer_runs_with_only_rapidfuzz_installed(tmp_path):
     shutil.copytree(Path(rapidfuzz.__file__).parent, site / "rapidfuzz")
     shutil.copytree(ROOT / "chpit_scorer", site / "chpit_scorer", ignore=shutil.ignore_patterns("__pycache__"))
     answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"id": "a1", "gold": "Art. 1 Dieses Gesetz gilt ab 2023.",
-                                   "distractor": "Art. 1 Dieses Gesetz galt bis 2022.",
-                                   "answer": "Art. 1 Dieses Gesetz gilt ab 2023."}) + "\n")
-    done = subprocess.run([str(env_dir / "bin" / "python"), "-I", "-c", PROBE, str(answers)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    answers.write_text(
+        json.dumps(
+            {
+                "id": "a1",
+                "gold": "Art. 1 Dieses Gesetz gilt ab 2023.",
+                "distractor": "Art. 1 Dieses Gesetz galt bis 2022.",
+                "answer": "Art. 1 Dieses Gesetz gilt ab 2023.",
+            }
+        )
+        + "\n"
+    )
+    done = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-I", "-c", PROBE, str(answers)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     [verdict] = [json.loads(line) for line in done.stdout.splitlines()]
     assert (verdict["id"], verdict["label"]) == ("a1", "grounded_correct")

@@ -1,4 +1,5 @@
 """chpit-score CLI, run as a subprocess like a user would."""
+
 from __future__ import annotations
 
 import io
@@ -32,7 +33,13 @@ def _run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
 def _items() -> list[dict]:
     return [
         # a benchmark item: nested gold/distractor objects with extra fields
-        {"id": "a1", "lang": "de", "answer": GOLD, "gold": {"text": GOLD, "eli": "x"}, "distractor": {"text": DISTRACTOR}},
+        {
+            "id": "a1",
+            "lang": "de",
+            "answer": GOLD,
+            "gold": {"text": GOLD, "eli": "x"},
+            "distractor": {"text": DISTRACTOR},
+        },
         # flat strings, no id
         {"answer": DISTRACTOR, "gold": GOLD, "distractor": DISTRACTOR},
         # a null answer scores as empty
@@ -116,25 +123,33 @@ def test_progress_bar_draws_only_on_a_terminal():
 
 
 def test_bad_input_leaves_no_output_file_and_non_utf8_is_a_clear_error(tmp_path):
-    good = json.dumps({"answer": "x", "gold": "Der Bundesrat regelt die Einzelheiten der Publikation.",
-                       "distractor": "Der Bundesrat regelt die Einzelheiten der Veröffentlichung."})
+    good = json.dumps(
+        {
+            "answer": "x",
+            "gold": "Der Bundesrat regelt die Einzelheiten der Publikation.",
+            "distractor": "Der Bundesrat regelt die Einzelheiten der Veröffentlichung.",
+        }
+    )
     bad_json = tmp_path / "bad.jsonl"
     bad_json.write_text(good + "\n{not json\n", encoding="utf-8")
     out = tmp_path / "verdicts.jsonl"
-    done = subprocess.run([sys.executable, "-m", "chpit_scorer.cli", str(bad_json), "-o", str(out)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "chpit_scorer.cli", str(bad_json), "-o", str(out)], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "line 2" in done.stderr
     assert not out.exists() and list(tmp_path.iterdir()) == [bad_json]
     latin1 = tmp_path / "latin1.jsonl"
     latin1.write_bytes(good.replace("ö", "\\u00f6").encode() + b"\n" + '{"answer": "\xe9"}'.encode("latin-1"))
-    done = subprocess.run([sys.executable, "-m", "chpit_scorer.cli", str(latin1), "-o", str(out)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "chpit_scorer.cli", str(latin1), "-o", str(out)], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "not UTF-8" in done.stderr and not out.exists()
 
 
 def _run_bytes(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "chpit_scorer.cli", *args], input=stdin, capture_output=True,
-                          cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "chpit_scorer.cli", *args], input=stdin, capture_output=True, cwd=ROOT, timeout=120
+    )
 
 
 GOOD_LINE = json.dumps(_items()[1], ensure_ascii=False).encode("utf-8")

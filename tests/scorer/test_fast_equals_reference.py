@@ -6,6 +6,7 @@ kicks in and the LCS bound is loose), at tiny lengths (S5 window lengths lo
 and hi still reachable), around paragraph markers and sentence breaks, and
 on real article paragraphs with realistic amendment-like edits.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -72,7 +73,9 @@ def amended(draw, base: str) -> str:
         words[k] = draw(st.sampled_from(["Bundesrat", "Kanton", "schriftlich", "sechs", "EDÖB"]))
         line = " ".join(words)
     elif kind == "clause":
-        line = line.rstrip(".") + draw(st.sampled_from([" und zu begründen.", ", sofern nichts anderes vereinbart ist."]))
+        line = line.rstrip(".") + draw(
+            st.sampled_from([" und zu begründen.", ", sofern nichts anderes vereinbart ist."])
+        )
     elif kind == "paragraph":
         lines.insert(i + 1, f"{i + 1}bis Der Bundesrat regelt die Einzelheiten.")
     elif kind == "sentence":

@@ -5,6 +5,7 @@ the sample has no amendment of the needed shape, the amendment is applied by
 hand to the real text and the test says so. Every test runs on both the fast
 path and the plain-difflib reference path.
 """
+
 from __future__ import annotations
 
 from difflib import SequenceMatcher
@@ -270,9 +271,8 @@ def test_removing_a_sentence_from_a_paragraph_is_also_a_pure_deletion():
 
 def test_cosmetic_retypesetting_still_matches_a_discriminating_unit_exactly(fast):
     gold, distractor = _frist_pair()
-    retyped = (
-        gold.replace("Die Auskunft wird", "\u201eDie Aus\u00adkunft\u00a0wird")
-        .replace("30 Tagen erteilt.", "30\u00a0Tagen erteilt.\u201c")
+    retyped = gold.replace("Die Auskunft wird", "\u201eDie Aus\u00adkunft\u00a0wird").replace(
+        "30 Tagen erteilt.", "30\u00a0Tagen erteilt.\u201c"
     )
     assert retyped != gold
     v = score(retyped, gold, distractor, fast=fast)

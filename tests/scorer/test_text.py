@@ -1,4 +1,5 @@
 """S1 normalise() and S2 units(), on real Fedlex wording."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,7 @@ def test_normalise_folds_quotes_dashes_soft_hyphen_nbsp_and_ellipsis():
         "1\u20102\u20113\u20124\u20135\u20146\u22127 "
         "Bear\u00adbeitung\u00a0\u00a0und\t\n Weiter\u2026  "
     )
-    assert normalise(raw) == "\"daten\" \"schutz\" \"x\" 'a' 'b' 1-2-3-4-5-6-7 bearbeitung und weiter..."
+    assert normalise(raw) == '"daten" "schutz" "x" \'a\' \'b\' 1-2-3-4-5-6-7 bearbeitung und weiter...'
 
 
 def test_normalise_applies_nfkc_before_lowercasing_and_handles_none():
@@ -107,6 +108,11 @@ def _literal_s1(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("«»“”„‟‘’‚‛\u2010\u2011\u2012\u2013\u2014\u2212…\u00ad\u00a0\u2028 \n\t")))
+@given(
+    st.text(
+        alphabet=st.characters(codec="utf-8")
+        | st.sampled_from("«»“”„‟‘’‚‛\u2010\u2011\u2012\u2013\u2014\u2212…\u00ad\u00a0\u2028 \n\t")
+    )
+)
 def test_normalise_equals_the_literal_spec(text):
     assert normalise(text) == _literal_s1(text)

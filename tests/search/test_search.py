@@ -34,6 +34,7 @@ def sample(tmp_path_factory):
 
 # query handling ---------------------------------------------------------------------------------
 
+
 def test_folding_matches_umlauts_their_ascii_spellings_and_case():
     assert fold("Prüfung", "de") == fold("PRUEFUNG", "de") == fold("Prufung", "de") == "prufung"
     # Both sides are folded alike, so a real "ue" is no loss: "Feuer" meets "Feuer".
@@ -54,6 +55,7 @@ def test_every_token_is_quoted_so_or_is_the_code_of_obligations_not_an_operator(
 @given(st.text(max_size=80))
 def test_any_text_gives_a_valid_match_expression(text):
     import sqlite3
+
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'unicode61 remove_diacritics 2')")
     db.execute("INSERT INTO t VALUES ('abc')")
@@ -67,19 +69,34 @@ def test_grams_come_from_long_words_only():
     assert grams("datenschutz art 7 gesetz") == ["daten", "atens", "tensc", "ensch", "nschu", "schut", "chutz"]
 
 
-@pytest.mark.parametrize("text, lang, expected", [
-    ("Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung? Zitiere den Wortlaut.", "de",
-     ("24", "DSG", "235.1", date(2025, 4, 1))),
-    ("Quel est le texte de l'art. 336a CO (RS 220) en vigueur le 1 avril 2025 ? Citez-le mot à mot.", "fr",
-     ("336a", "CO", "220", date(2025, 4, 1))),
-    ("Quel est le texte de l'art. 5 LPD (RS 235.1) en vigueur le 1er août 2023 ?", "fr",
-     ("5", "LPD", "235.1", date(2023, 8, 1))),
-    ("Qual è il testo dell'art. 5bis Cost. (RS 101) in vigore il 30 giugno 2022? Citalo alla lettera.", "it",
-     ("5bis", "Cost.", "101", date(2022, 6, 30))),
-    ("Art. 268a bis Abs. 2 ZGB am 2024-02-29", "de", ("268a bis", "ZGB", None, date(2024, 2, 29))),
-    ("Wie lautet Art. 12 in der Fassung vom 31. Februar 2024?", "de", ("12", None, None, None)),
-    ("Welcher Artikel des OR regelt das?", "de", (None, None, None, None)),
-])
+@pytest.mark.parametrize(
+    "text, lang, expected",
+    [
+        (
+            "Wie lautet Art. 24 DSG (SR 235.1) in der am 1. April 2025 geltenden Fassung? Zitiere den Wortlaut.",
+            "de",
+            ("24", "DSG", "235.1", date(2025, 4, 1)),
+        ),
+        (
+            "Quel est le texte de l'art. 336a CO (RS 220) en vigueur le 1 avril 2025 ? Citez-le mot à mot.",
+            "fr",
+            ("336a", "CO", "220", date(2025, 4, 1)),
+        ),
+        (
+            "Quel est le texte de l'art. 5 LPD (RS 235.1) en vigueur le 1er août 2023 ?",
+            "fr",
+            ("5", "LPD", "235.1", date(2023, 8, 1)),
+        ),
+        (
+            "Qual è il testo dell'art. 5bis Cost. (RS 101) in vigore il 30 giugno 2022? Citalo alla lettera.",
+            "it",
+            ("5bis", "Cost.", "101", date(2022, 6, 30)),
+        ),
+        ("Art. 268a bis Abs. 2 ZGB am 2024-02-29", "de", ("268a bis", "ZGB", None, date(2024, 2, 29))),
+        ("Wie lautet Art. 12 in der Fassung vom 31. Februar 2024?", "de", ("12", None, None, None)),
+        ("Welcher Artikel des OR regelt das?", "de", (None, None, None, None)),
+    ],
+)
 def test_citations_are_read_from_the_question_text(text, lang, expected):
     c = parse_citation(text, lang)
     assert (c.article, c.abbreviation, c.sr_number, c.as_of) == expected
@@ -93,6 +110,7 @@ def test_snippet_is_original_text_around_the_first_match():
 
 
 # the index on the real sample ----------------------------------------------------------------------
+
 
 def test_the_cited_article_of_the_edition_in_force_ranks_first(sample):
     _, search_dir = sample
@@ -143,6 +161,7 @@ def test_incremental_build_ranks_exactly_as_a_build_from_scratch(sample, tmp_pat
     shutil.copy(index_path(search_dir, "de"), index_path(stale, "de"))
     # Make the copy believe one edition changed: it is deleted and inserted again.
     import sqlite3
+
     db = sqlite3.connect(index_path(stale, "de"))
     db.execute("UPDATE edition SET fingerprint = 'old' WHERE version_id = (SELECT min(version_id) FROM edition)")
     db.commit()
@@ -179,25 +198,38 @@ def test_the_tool_answers_through_call_tool_and_refuses_bad_arguments(sample):
     assert set(top) == {"sr_number", "abbreviation", "article_number", "e_id", "heading", "version", "snippet"}
     assert (top["article_number"], top["version"]["date_applicability"]) == ("24", "2023-09-01")
     assert call_tool(tools, "ch_search_articles", '{"query": "Art. 24 DSG"}')["as_of"] == "2025-09-01"  # today
-    for bad in ({"query": ""}, {"query": "x" * 3000}, {"query": "a", "lang": "en"}, {"query": "a", "limit": 10**30},
-                {"query": "a", "limit": 0}, {"query": "a", "limit": 2.5}, {"query": "a", "colour": "red"}):
+    for bad in (
+        {"query": ""},
+        {"query": "x" * 3000},
+        {"query": "a", "lang": "en"},
+        {"query": "a", "limit": 10**30},
+        {"query": "a", "limit": 0},
+        {"query": "a", "limit": 2.5},
+        {"query": "a", "colour": "red"},
+    ):
         with pytest.raises(BadCall):
             call_tool(tools, "ch_search_articles", bad)
     assert call_tool(tools, "ch_search_articles", {"query": "Art. 1", "lang": "it"})["error"] == "no_search_index"
     assert call_tool(PitTools(store), "ch_search_articles", {"query": "Art. 1"})["error"] == "no_search_index"
     # The published tool set is unchanged; the search set adds exactly this tool.
     assert [s["function"]["name"] for s in SEARCH_TOOL_SPECS] == [s["function"]["name"] for s in TOOL_SPECS] + [
-        "ch_search_articles"]
+        "ch_search_articles"
+    ]
 
 
 def test_a_quoted_phrase_finds_its_article_without_the_number(sample):
     from chpit_assets.search.query import phrase_expression, quoted_phrases
 
-    assert quoted_phrases('die Wendung «der Verantwortliche meldet» und „zwei“') == ["der Verantwortliche meldet", "zwei"]
+    assert quoted_phrases("die Wendung «der Verantwortliche meldet» und „zwei“") == [
+        "der Verantwortliche meldet",
+        "zwei",
+    ]
     assert phrase_expression("Der EDÖB, der", "de") == '"der edob der"'
     _, search_dir = sample
-    question = ("Welcher Artikel des DSG (SR 235.1) enthielt am 1. Mai 2025 die Wendung "
-                "«meldet dem EDÖB so rasch als möglich eine Verletzung der Datensicherheit»? Zitiere ihn.")
+    question = (
+        "Welcher Artikel des DSG (SR 235.1) enthielt am 1. Mai 2025 die Wendung "
+        "«meldet dem EDÖB so rasch als möglich eine Verletzung der Datensicherheit»? Zitiere ihn."
+    )
     top = SearchIndex(search_dir, "de").search(question, date(2025, 5, 1))[0]
     assert (top.sr_number, top.article_number) == ("235.1", "24") and "phrase" in top.strategies
 
@@ -207,11 +239,16 @@ def test_the_best_hit_alone_is_the_same_with_and_without_the_text_strategies(sam
     _, search_dir = sample
     index = SearchIndex(search_dir, "de")
     for question, day in (
-            ("Wie lautet Art. 24 DSG (SR 235.1) in der am 1. Mai 2025 geltenden Fassung?", date(2025, 5, 1)),
-            ("Wie lautet Art. 5 PublG (SR 170.512) in der am 30. Juni 2022 geltenden Fassung?", date(2022, 6, 30)),
-            ("Art. 1 OR", date(2024, 6, 1)), ("Art. 8 BV Rechtsgleichheit", date(2024, 6, 1))):
+        ("Wie lautet Art. 24 DSG (SR 235.1) in der am 1. Mai 2025 geltenden Fassung?", date(2025, 5, 1)),
+        ("Wie lautet Art. 5 PublG (SR 170.512) in der am 30. Juni 2022 geltenden Fassung?", date(2022, 6, 30)),
+        ("Art. 1 OR", date(2024, 6, 1)),
+        ("Art. 8 BV Rechtsgleichheit", date(2024, 6, 1)),
+    ):
         alone = index.search(question, day, limit=1)
         fused = index.search(question, day, limit=10)
         assert alone and (alone[0].sr_number, alone[0].e_id, alone[0].version_id) == (
-            fused[0].sr_number, fused[0].e_id, fused[0].version_id), question
+            fused[0].sr_number,
+            fused[0].e_id,
+            fused[0].version_id,
+        ), question
         assert set(alone[0].strategies) == {"citation"}

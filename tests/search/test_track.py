@@ -9,7 +9,13 @@ import pytest
 
 from chpit_assets.akn.parser import parse_edition
 from chpit_assets.search.track import (
-    MIN_PHRASE_CHARS, PHRASE_WORDS, TrackError, build_track, distinctive_phrase, search_item_id, search_question,
+    MIN_PHRASE_CHARS,
+    PHRASE_WORDS,
+    TrackError,
+    build_track,
+    distinctive_phrase,
+    search_item_id,
+    search_question,
 )
 from chpit_scorer import normalise
 
@@ -32,9 +38,9 @@ def test_the_phrase_is_shared_long_enough_and_unique(editions):
     assert skip is None
     n = normalise(phrase)
     assert len(phrase.split()) == PHRASE_WORDS and len(n) >= MIN_PHRASE_CHARS
-    assert n in normalise(new["art_24"]) and n in normalise(old["art_24"])   # T1: both editions
-    assert not any(n in normalise(t) for t in others)                          # T3: one article
-    assert not phrase[0].isdigit()                                              # T2: no paragraph number
+    assert n in normalise(new["art_24"]) and n in normalise(old["art_24"])  # T1: both editions
+    assert not any(n in normalise(t) for t in others)  # T3: one article
+    assert not phrase[0].isdigit()  # T2: no paragraph number
 
 
 def test_skips_say_why():
@@ -46,7 +52,10 @@ def test_skips_say_why():
 
 def test_questions_name_act_date_and_phrase_but_not_the_article():
     q = search_question("de", "DSG", "235.1", date(2025, 4, 1), "eine Wendung aus dem Gesetz")
-    assert q == "Welcher Artikel des DSG (SR 235.1) enthielt am 1. April 2025 die Wendung «eine Wendung aus dem Gesetz»? Zitiere ihn."
+    assert (
+        q
+        == "Welcher Artikel des DSG (SR 235.1) enthielt am 1. April 2025 die Wendung «eine Wendung aus dem Gesetz»? Zitiere ihn."
+    )
     assert "1 avril 2025" in search_question("fr", "LPD", "235.1", date(2025, 4, 1), "x")
     assert "1 aprile 2025" in search_question("it", "LPD", "235.1", date(2025, 4, 1), "x")
     with pytest.raises(TrackError):
@@ -57,11 +66,30 @@ def test_build_track_keeps_gold_and_distractor_and_counts_skips(editions):
     old, new = editions
     gold = {"version_id": 2, "text": new["art_24"]}
     distractor = {"version_id": 1, "text": old["art_24"]}
-    item = {"id": "abc", "lang": "de", "sr_number": "235.1", "abbreviation": "DSG", "article_number": "24",
-            "e_id": "art_24", "as_of": "2025-04-01", "gold": gold, "distractor": distractor, "core": True}
-    stub = {"id": "def", "lang": "de", "sr_number": "235.1", "abbreviation": "DSG", "article_number": "1",
-            "e_id": "art_1", "as_of": "2025-04-01", "gold": {"version_id": 2, "text": "1 Kurz."},
-            "distractor": {"version_id": 1, "text": "1 Kurz."}, "core": False}
+    item = {
+        "id": "abc",
+        "lang": "de",
+        "sr_number": "235.1",
+        "abbreviation": "DSG",
+        "article_number": "24",
+        "e_id": "art_24",
+        "as_of": "2025-04-01",
+        "gold": gold,
+        "distractor": distractor,
+        "core": True,
+    }
+    stub = {
+        "id": "def",
+        "lang": "de",
+        "sr_number": "235.1",
+        "abbreviation": "DSG",
+        "article_number": "1",
+        "e_id": "art_1",
+        "as_of": "2025-04-01",
+        "gold": {"version_id": 2, "text": "1 Kurz."},
+        "distractor": {"version_id": 1, "text": "1 Kurz."},
+        "core": False,
+    }
     by_version = {1: old, 2: new}
     track = build_track([item, stub], lambda v, e: [t for k, t in by_version[v].items() if k != e])
     assert [i["id"] for i in track.items] == [search_item_id("abc")]

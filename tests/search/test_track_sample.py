@@ -22,7 +22,7 @@ def test_the_search_track_builds_deterministically_and_the_oracle_scores_one(tmp
     assert jsonl_bytes(first.items) == jsonl_bytes(second.items) and first.items
     assert len(first.items) + sum(first.skipped.values()) == len(items)
     assert duplicate_ids(first.items) == [] and misdated(first.items) == []
-    assert not {i["id"] for i in first.items} & {i["id"] for i in items}   # never a core/full id
+    assert not {i["id"] for i in first.items} & {i["id"] for i in items}  # never a core/full id
     for item in first.items:
         assert f"Art. {item['article_number']} " not in item["question"] and item["phrase"] in item["question"]
     path = tmp_path / "oracle.jsonl"

@@ -79,7 +79,10 @@ def test_every_file_parses_with_the_real_parser_and_says_it_is_synthetic(corpus)
             parsed = parse_edition((corpus / edition["file"]).read_bytes(), edition["file"])
             ident = parsed.identity
             assert (ident.consolidation, ident.lang, ident.sr_number) == (
-                edition["consolidation"], edition["lang"], act["sr_number"])
+                edition["consolidation"],
+                edition["lang"],
+                act["sr_number"],
+            )
             assert ident.date_applicability.isoformat() == edition["date_applicability"]
             assert parsed.articles and all(a.text for a in parsed.articles)
             files += 1
@@ -129,8 +132,9 @@ def test_catalog_shapes_are_in_the_catalog(corpus):
     by_cons = {(e.consolidation, e.lang): e for e in catalog.editions}
     following = {}
     for act in catalog.acts:
-        editions = sorted((e for e in catalog.editions if e.act_eli == act.eli and e.lang == "de"),
-                          key=lambda e: e.date_applicability)
+        editions = sorted(
+            (e for e in catalog.editions if e.act_eli == act.eli and e.lang == "de"), key=lambda e: e.date_applicability
+        )
         following.update({a.consolidation: b for a, b in zip(editions, editions[1:])})
     for m in _manifest(corpus):
         if m["expect"] != "catalog":
@@ -149,7 +153,9 @@ def test_the_real_builder_builds_it(corpus, built):
     store, _, _, report, build_dir = built
     overlapping = {
         version_id_for(m["edition"], lang)
-        for m in _manifest(corpus) if m["shape"] == "overlapping_end_date" for lang in LANGS
+        for m in _manifest(corpus)
+        if m["shape"] == "overlapping_end_date"
+        for lang in LANGS
     }
     for lang in LANGS:
         section = report[lang]
@@ -212,7 +218,6 @@ def test_is_synthetic_eli():
     assert is_synthetic_sr("9999.12") and not is_synthetic_sr("235.1") and not is_synthetic_sr(None)
 
 
-
 def test_append_edition_adds_exactly_one_modified_article(corpus, tmp_path):
     out = tmp_path / "synthetic"
     shutil.copytree(corpus, out)
@@ -220,8 +225,9 @@ def test_append_edition_adds_exactly_one_modified_article(corpus, tmp_path):
     line = append_edition(out, act_eli, PARAMS.today, "word_changed")
     catalog = load_sample_catalog(out)
     new = version_id_for(line["edition"], "fr")
-    editions = sorted((e for e in catalog.editions if e.act_eli == act_eli and e.lang == "fr"),
-                      key=lambda e: e.date_applicability)
+    editions = sorted(
+        (e for e in catalog.editions if e.act_eli == act_eli and e.lang == "fr"), key=lambda e: e.date_applicability
+    )
     assert editions[-1].consolidation == line["edition"] and editions[-1].date_end_applicability is None
     assert editions[-2].date_end_applicability == PARAMS.today - timedelta(days=1)
     store = Store(tmp_path / "chpit.duckdb")

@@ -58,7 +58,7 @@ def test_nothing_verifiable_abstains(art24):
     assert result.abstained and result.answer == ""
     assert verify_answer("", [art24]).abstained
     # Short verbatim pieces alone ("1", a list marker) prove nothing.
-    short = art24.text.splitlines()[0][:MIN_QUOTE - 5]
+    short = art24.text.splitlines()[0][: MIN_QUOTE - 5]
     assert verify_answer(short, [art24]).abstained
     assert verify_answer(art24.text, []).abstained
 

@@ -30,20 +30,21 @@ class EligibleConfig(dg.Config):
 
 
 class ItemsConfig(dg.Config):
-    build: str = "dev"                      # stamped on new items, e.g. "v2026.09"
-    seed: int = items.SEED                  # B15/B16
-    per_act_cap: int = items.PER_ACT_CAP    # B14
-    item_cap: int = items.ITEM_CAP          # B14
-    core_size: int = CORE_SIZE              # B16
-    frozen_dir: str = DEFAULT_FROZEN_DIR    # B18: the committed record of published items
+    build: str = "dev"  # stamped on new items, e.g. "v2026.09"
+    seed: int = items.SEED  # B15/B16
+    per_act_cap: int = items.PER_ACT_CAP  # B14
+    item_cap: int = items.ITEM_CAP  # B14
+    core_size: int = CORE_SIZE  # B16
+    frozen_dir: str = DEFAULT_FROZEN_DIR  # B18: the committed record of published items
 
 
 class ReportConfig(dg.Config):
-    build_date: str | None = None           # the release date, written as `built_at`; never the wall clock
+    build_date: str | None = None  # the release date, written as `built_at`; never the wall clock
 
 
-@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"duckdb"},
-          pool="duckdb_writer")
+@dg.asset(
+    partitions_def=lang_partitions, group_name=GROUP, deps=["parsed_articles"], kinds={"duckdb"}, pool="duckdb_writer"
+)
 def act_changes(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
     """ch_act_change: added/removed/modified articles between consecutive parsed editions
     (recomputed only for acts whose parsed editions changed since the last build)."""
@@ -52,13 +53,16 @@ def act_changes(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
     by_type = dict(sorted(frame.group_by("change_type").len().rows()))
     return dg.MaterializeResult(
         data_version=data_version(frame.write_csv().encode()),
-        metadata={"changes": frame.height, **{t: by_type.get(t, 0) for t in ("added", "removed", "modified")},
-                  "acts": built.acts, "acts_recomputed": built.acts_recomputed},
+        metadata={
+            "changes": frame.height,
+            **{t: by_type.get(t, 0) for t in ("added", "removed", "modified")},
+            "acts": built.acts,
+            "acts_recomputed": built.acts_recomputed,
+        },
     )
 
 
-@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=[act_changes], kinds={"duckdb"},
-          pool="duckdb_writer")
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=[act_changes], kinds={"duckdb"}, pool="duckdb_writer")
 def eligible_changes(
     context: dg.AssetExecutionContext, config: EligibleConfig, chpit: ChpitStore
 ) -> dg.MaterializeResult:
@@ -81,8 +85,13 @@ def eligible_changes(
     )
 
 
-@dg.asset(partitions_def=lang_partitions, group_name=GROUP, deps=[eligible_changes], kinds={"duckdb", "json"},
-          pool="duckdb_writer")
+@dg.asset(
+    partitions_def=lang_partitions,
+    group_name=GROUP,
+    deps=[eligible_changes],
+    kinds={"duckdb", "json"},
+    pool="duckdb_writer",
+)
 def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: ChpitStore) -> dg.MaterializeResult:
     """Items B13-B19 with core flags: data/build/bench-{lang}.jsonl and the bench_item table."""
     lang = context.partition_key
@@ -140,8 +149,14 @@ def build_report(context: dg.AssetExecutionContext, config: ReportConfig, chpit:
     langs = report_langs(report)
     reasons = list(dict.fromkeys(r for lang in langs for r in report[lang]["skipped"]))
     rows = [
-        (lang, report[lang]["changes_considered"], report[lang]["selected"], report[lang]["items"],
-         report[lang]["core"]["items"], *(report[lang]["skipped"].get(r, 0) for r in reasons))
+        (
+            lang,
+            report[lang]["changes_considered"],
+            report[lang]["selected"],
+            report[lang]["items"],
+            report[lang]["core"]["items"],
+            *(report[lang]["skipped"].get(r, 0) for r in reasons),
+        )
         for lang in langs
     ]
     columns = ["lang", "considered", "selected", "items", "core", *reasons]

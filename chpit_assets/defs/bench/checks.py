@@ -20,17 +20,27 @@ from .assets import bench_items
 # check name -> (description, what a passing check says, the offending ids of (items, frozen, stats))
 Check = Callable[[list[dict], list[dict], dict], list[str]]
 CHECKS: dict[str, tuple[str, str, Check]] = {
-    "ids_unique": ("B17: item ids are unique.", "unique",
-                   lambda items, frozen, stats: validate.duplicate_ids(items)),
-    "as_of_in_gold_edition": ("B13: as_of inside the gold edition's validity, outside the distractor's.",
-                              "dated correctly", lambda items, frozen, stats: validate.misdated(items)),
-    "has_discriminating_unit": ("B12: every item's gold has a unit the distractor does not contain.",
-                                "discriminable", lambda items, frozen, stats: validate.without_discriminating_unit(items)),
-    "published_items_unchanged": ("B18: every published item is in the build, unchanged.",
-                                  "published items unchanged", lambda items, frozen, stats: changed_items(frozen, items)),
-    "cap_respected": ("B14: at most item_cap items per language and per_act_cap changes per act.", "within the caps",
-                      lambda items, frozen, stats: validate.over_cap(items, frozen, stats["item_cap"],
-                                                                     stats["per_act_cap"])),
+    "ids_unique": ("B17: item ids are unique.", "unique", lambda items, frozen, stats: validate.duplicate_ids(items)),
+    "as_of_in_gold_edition": (
+        "B13: as_of inside the gold edition's validity, outside the distractor's.",
+        "dated correctly",
+        lambda items, frozen, stats: validate.misdated(items),
+    ),
+    "has_discriminating_unit": (
+        "B12: every item's gold has a unit the distractor does not contain.",
+        "discriminable",
+        lambda items, frozen, stats: validate.without_discriminating_unit(items),
+    ),
+    "published_items_unchanged": (
+        "B18: every published item is in the build, unchanged.",
+        "published items unchanged",
+        lambda items, frozen, stats: changed_items(frozen, items),
+    ),
+    "cap_respected": (
+        "B14: at most item_cap items per language and per_act_cap changes per act.",
+        "within the caps",
+        lambda items, frozen, stats: validate.over_cap(items, frozen, stats["item_cap"], stats["per_act_cap"]),
+    ),
 }
 
 
@@ -40,8 +50,10 @@ def _stats(chpit: ChpitStore, lang: str) -> dict:
 
 
 @dg.multi_asset_check(
-    specs=[dg.AssetCheckSpec(name, asset=bench_items, description=description, partitions_def=lang_partitions)
-           for name, (description, _, _) in CHECKS.items()],
+    specs=[
+        dg.AssetCheckSpec(name, asset=bench_items, description=description, partitions_def=lang_partitions)
+        for name, (description, _, _) in CHECKS.items()
+    ],
 )
 def bench_items_checks(context: dg.AssetCheckExecutionContext, chpit: ChpitStore) -> Iterator[dg.AssetCheckResult]:
     lang = context.partition_key

@@ -58,9 +58,7 @@ def fedlex_editions(
         metadata={
             "files": sum(1 for r in results if r.ok),
             "by_stage": dg.MetadataValue.json(dict(sorted(stages.items()))),
-            "failures": dg.MetadataValue.md(
-                "\n".join(f"- `{r.stage}`: {r.error}" for r in failures) or "No failures."
-            ),
+            "failures": dg.MetadataValue.md("\n".join(f"- `{r.stage}`: {r.error}" for r in failures) or "No failures."),
         },
     )
 
@@ -104,7 +102,7 @@ def parsed_articles(
         files = "; ".join(f"{f.url} ({f.stage}: {f.error[:200]})" for f in report.last_good)
         raise dg.Failure(
             description=f"[{context.partition_key}] {len(report.last_good)} edition(s) kept their last good parse "
-                        f"because the new file failed: {files}",
+            f"because the new file failed: {files}",
             metadata=metadata,
         )
     return dg.MaterializeResult(data_version=dg.DataVersion(report.data_version), metadata=metadata)

@@ -21,5 +21,5 @@ automation_sensor = dg.AutomationConditionSensorDefinition(
     target=dg.AssetSelection.all(),
     default_status=dg.DefaultSensorStatus.STOPPED,
     description="Declarative Automation: materialises build_report once every language build that changed a core "
-                "split has finished (the only asset with an automation condition).",
+    "split has finished (the only asset with an automation condition).",
 )

@@ -8,7 +8,7 @@ build_job = dg.define_asset_job(
     "build",
     selection=dg.AssetSelection.groups("fedlex", "bench", "search") - dg.AssetSelection.assets("build_report"),
     description="One language: Fedlex catalog -> editions -> parsed articles -> changes -> items -> core split, "
-                "and the search index.",
+    "and the search index.",
 )
 
 build_report_job = dg.define_asset_job(
@@ -27,9 +27,9 @@ class StageConfig(dg.PermissiveConfig):
 class PipelineConfig(dg.Config):
     langs: list[str]
     systems: list[str] = list(LOOKUP_MODES)
-    fedlex: StageConfig = StageConfig()       # the build runs' `fedlex` resource (sample or live)
-    model: StageConfig = StageConfig()        # the systems' `model` resource (endpoint, prices, workers)
-    runs: StageConfig = StageConfig()         # the `results` op's RunsConfig (sample, limit, retries)
+    fedlex: StageConfig = StageConfig()  # the build runs' `fedlex` resource (sample or live)
+    model: StageConfig = StageConfig()  # the systems' `model` resource (endpoint, prices, workers)
+    runs: StageConfig = StageConfig()  # the `results` op's RunsConfig (sample, limit, retries)
     publication: StageConfig = StageConfig()  # the publication's resource (Hub repo; empty = data/publish/ only)
 
 
@@ -44,8 +44,9 @@ def rebuild(context: dg.OpExecutionContext, config: PipelineConfig) -> None:
     granularity = pool_granularity(context.instance)
     if granularity != "run":
         # Per-step slots: the stage runs' writer steps would wait for the slot this op holds, forever.
-        raise dg.Failure(f"{context.job_name} needs `concurrency: pools: granularity: run` in dagster.yaml, "
-                         f"not {granularity}")
+        raise dg.Failure(
+            f"{context.job_name} needs `concurrency: pools: granularity: run` in dagster.yaml, not {granularity}"
+        )
     paid = [key for key in config.systems if parse_system_key(key).slug is not None]
     if paid and context.job_name == nightly_job.name:
         raise dg.Failure(f"the nightly never starts a model system (R3: spending needs a person): {paid}")
@@ -58,18 +59,28 @@ def rebuild(context: dg.OpExecutionContext, config: PipelineConfig) -> None:
     # The stage runs execute in this process: they carry its pid, and the parent's chpit/ tags.
     tags = {k: v for k, v in context.run.tags.items() if k.startswith("chpit/")} | process_tags()
     try:
-        run_pipeline(config.langs, config.systems, instance=context.instance, tags={**tags, PARENT_TAG: context.run_id},
-                     fedlex=config.fedlex.model_dump(), model=config.model.model_dump(), runs=config.runs.model_dump(),
-                     publication=config.publication.model_dump(), echo=echo)
+        run_pipeline(
+            config.langs,
+            config.systems,
+            instance=context.instance,
+            tags={**tags, PARENT_TAG: context.run_id},
+            fedlex=config.fedlex.model_dump(),
+            model=config.model.model_dump(),
+            runs=config.runs.model_dump(),
+            publication=config.publication.model_dump(),
+            echo=echo,
+        )
     except PipelineFailed as exc:
-        raise dg.Failure(description=str(exc), metadata={"stage": exc.stage, "stage_run": exc.run_id,
-                                                          "reason": dg.MetadataValue.md(exc.reason)}) from None
+        raise dg.Failure(
+            description=str(exc),
+            metadata={"stage": exc.stage, "stage_run": exc.run_id, "reason": dg.MetadataValue.md(exc.reason)},
+        ) from None
 
 
 @dg.job(
     name="nightly",
     description="The nightly rebuild end to end: build each language, build report, oracle gate, the model-free "
-                "systems, report, gated publication (docs/scheduling.md). Never starts a paid model.",
+    "systems, report, gated publication (docs/scheduling.md). Never starts a paid model.",
 )
 def nightly_job() -> None:
     rebuild()
@@ -78,7 +89,7 @@ def nightly_job() -> None:
 @dg.job(
     name="benchmark",
     description="`make run` / `python -m chpit_assets run`: the same chain as the nightly for the languages and "
-                "systems asked, model systems included; one run whose stage runs carry its id (chpit/parent).",
+    "systems asked, model systems included; one run whose stage runs carry its id (chpit/parent).",
 )
 def benchmark_job() -> None:
     rebuild()

@@ -23,8 +23,9 @@ TRIGGER_TAG = "chpit/trigger"
 
 def nightly_request(langs, tags: dict[str, str], run_key: str | None = None) -> dg.RunRequest:
     """One nightly run over `langs`; the schedule's and the sensor's requests differ only in these."""
-    return dg.RunRequest(run_key=run_key, tags=tags,
-                         run_config={"ops": {"rebuild": {"config": {"langs": list(langs)}}}})
+    return dg.RunRequest(
+        run_key=run_key, tags=tags, run_config={"ops": {"rebuild": {"config": {"langs": list(langs)}}}}
+    )
 
 
 @dg.schedule(
@@ -33,7 +34,7 @@ def nightly_request(langs, tags: dict[str, str], run_key: str | None = None) -> 
     execution_timezone=ZURICH,
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="03:30 Zurich: rebuild every configured language (unchanged editions cost nothing), gate, "
-                "run the free systems, report, publish if the gate passes.",
+    "run the free systems, report, publish if the gate passes.",
 )
 def nightly_build(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
     # Dagster scopes a schedule's run keys to its tick, so a re-evaluated tick does not launch twice.

@@ -57,8 +57,9 @@ def check_catalog(fedlex: FedlexSource, chpit: ChpitStore) -> CatalogCheck:
     # Only the languages a nightly builds (18.6), so a change elsewhere starts nothing.
     langs = [lang for lang in NIGHTLY_LANGS if lang in built.langs]
     if not langs:
-        return CatalogCheck(None, "nothing built from this Fedlex source yet: the nightly schedule or `make run` "
-                                  "builds first")
+        return CatalogCheck(
+            None, "nothing built from this Fedlex source yet: the nightly schedule or `make run` builds first"
+        )
     current, changes = diff(built, {lang: fedlex.load_catalog(lang) for lang in langs})
     request = run_request(built, current, changes)
     if request is None:
@@ -72,8 +73,8 @@ def check_catalog(fedlex: FedlexSource, chpit: ChpitStore) -> CatalogCheck:
     minimum_interval_seconds=POLL_SECONDS,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description=f"Every {POLL_SECONDS} s (${INTERVAL_ENV}): run the nightly job for the languages whose Fedlex "
-                "acts gained or changed editions since they were last built (`python -m chpit_assets nightly "
-                "--changed` checks now).",
+    "acts gained or changed editions since they were last built (`python -m chpit_assets nightly "
+    "--changed` checks now).",
 )
 def new_edition_sensor(context: dg.SensorEvaluationContext, fedlex: FedlexSource, chpit: ChpitStore) -> dg.SensorResult:
     check = check_catalog(fedlex, chpit)

@@ -48,15 +48,15 @@ LOCAL_LOAD_NAME = "data/publish"  # the card's load_dataset name without a repo:
 class Publication(dg.ConfigurableResource):
     """Where and whether to publish, and the gate's count bounds (docs/publishing.md)."""
 
-    repo_id: str = ""                   # Hub dataset repo, e.g. "overthelex/ch-pit"; empty = local only
-    token_env: str = "HF_TOKEN"         # the variable NAME holding the token, never the token
-    hub_endpoint: str = ""              # empty = huggingface_hub's default (which honours HF_ENDPOINT)
+    repo_id: str = ""  # Hub dataset repo, e.g. "overthelex/ch-pit"; empty = local only
+    token_env: str = "HF_TOKEN"  # the variable NAME holding the token, never the token
+    hub_endpoint: str = ""  # empty = huggingface_hub's default (which honours HF_ENDPOINT)
     frozen_dir: str = DEFAULT_FROZEN_DIR  # B18 record: checked by the gate, grown after an upload
-    min_items: dict[str, int] = {"de": 1}   # absolute floor per language
-    max_items: int = ITEM_CAP               # per language (B14)
-    max_drop_share: float = 0.01            # a language may lose at most min(this share of the live
-    max_drop_items: int = 25                # publication's items, this many); an act never all of them
-    lock_wait_s: float = 600.0              # how long a second publisher waits for the first
+    min_items: dict[str, int] = {"de": 1}  # absolute floor per language
+    max_items: int = ITEM_CAP  # per language (B14)
+    max_drop_share: float = 0.01  # a language may lose at most min(this share of the live
+    max_drop_items: int = 25  # publication's items, this many); an act never all of them
+    lock_wait_s: float = 600.0  # how long a second publisher waits for the first
 
     def bounds(self) -> CountBounds:
         return CountBounds(dict(self.min_items), self.max_items, self.max_drop_share, self.max_drop_items)
@@ -141,8 +141,9 @@ def publish_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
     )
 
 
-@dg.asset(group_name=GROUP, deps=[publish_gate], kinds={"parquet", "huggingface"},
-          resource_defs={"publication": PUBLICATION})
+@dg.asset(
+    group_name=GROUP, deps=[publish_gate], kinds={"parquet", "huggingface"}, resource_defs={"publication": PUBLICATION}
+)
 def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication: Publication) -> dg.MaterializeResult:
     """data/publish/: parquet shards per language and split, the dataset card; Hub upload when configured."""
     with publishing(chpit, publication, context.log):
@@ -154,21 +155,33 @@ def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication
                 description=f"{gate.summary()}; data/publish/ left as it was",
                 metadata={**{o.name: offenders_md(o.offenders) for o in gate.outcomes if not o.passed}, **notes},
             )
-        target, local_reason = hub_target(publication.repo_id, os.environ.get(publication.token_env),
-                                          publication.token_env, publication.hub_endpoint)
+        target, local_reason = hub_target(
+            publication.repo_id, os.environ.get(publication.token_env), publication.token_env, publication.hub_endpoint
+        )
         try:
-            result = publish(candidate, gate, chpit.publish_dir, hub=target, local_reason=local_reason,
-                             frozen_dir=publication.frozen_dir, load_name=publication.repo_id or LOCAL_LOAD_NAME)
+            result = publish(
+                candidate,
+                gate,
+                chpit.publish_dir,
+                hub=target,
+                local_reason=local_reason,
+                frozen_dir=publication.frozen_dir,
+                load_name=publication.repo_id or LOCAL_LOAD_NAME,
+            )
         except GateFailed as exc:
             raise dg.Failure(description=f"{exc}; data/publish/ left as it was", metadata=notes) from exc
         except UploadError as exc:
-            raise dg.Failure(description=f"{exc}; {chpit.publish_dir} holds the gated build, the frozen record "
-                                         "is unchanged; re-run hf_dataset to retry the upload") from exc
+            raise dg.Failure(
+                description=f"{exc}; {chpit.publish_dir} holds the gated build, the frozen record "
+                "is unchanged; re-run hf_dataset to retry the upload"
+            ) from exc
     if result.local_reason:
         context.log.warning(f"hf_dataset: {result.local_reason}; written to {result.folder} only")
     else:
-        context.log.info(f"hf_dataset: uploaded {result.commit_url}; frozen record +{result.frozen_added}: "
-                         f"commit {publication.frozen_dir}/")
+        context.log.info(
+            f"hf_dataset: uploaded {result.commit_url}; frozen record +{result.frozen_added}: "
+            f"commit {publication.frozen_dir}/"
+        )
     return dg.MaterializeResult(
         data_version=dg.DataVersion(candidate.digest()[:16]),
         metadata={

@@ -14,8 +14,10 @@ from .assets import PUBLICATION, Publication, gate_notes, offenders_md, publish_
 
 
 @dg.multi_asset_check(
-    specs=[dg.AssetCheckSpec(name, asset=publish_gate, blocking=True, description=description)
-           for name, description in CRITICAL_CHECKS.items()],
+    specs=[
+        dg.AssetCheckSpec(name, asset=publish_gate, blocking=True, description=description)
+        for name, description in CRITICAL_CHECKS.items()
+    ],
     resource_defs={"publication": PUBLICATION},
 )
 def publication_gate(context: dg.AssetCheckExecutionContext, chpit: ChpitStore, publication: Publication):

@@ -1,7 +1,6 @@
 """scored_results (every system and language) -> report: data/report/report.{md,json,html} (R4) and,
 beside them, the published files report-all.json, results-tables.md, summary.md (PROTOCOL §8)."""
 
-
 from pathlib import Path
 
 import dagster as dg
@@ -52,7 +51,9 @@ def report(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Materiali
             "summary": dg.MetadataValue.md(published["summary.md"].read_text(encoding="utf-8")),
             "systems": len(tables["systems"]),
             **{f"path_{k}": dg.MetadataValue.path(str(p)) for k, p in paths.items()},
-            **{f"path_{name.replace('-', '_').replace('.', '_')}": dg.MetadataValue.path(str(p))
-               for name, p in published.items()},
+            **{
+                f"path_{name.replace('-', '_').replace('.', '_')}": dg.MetadataValue.path(str(p))
+                for name, p in published.items()
+            },
         },
     )

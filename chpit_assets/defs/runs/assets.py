@@ -7,7 +7,6 @@ Systems are a dynamic partition axis (`systems`); register keys with
 `register_systems(instance, keys)` before materialising them.
 """
 
-
 import json
 import os
 from collections.abc import Iterator
@@ -91,8 +90,12 @@ class ModelEndpoint(dg.ConfigurableResource):
 
     def settings(self) -> dict:
         """The run report's settings (PROTOCOL §8)."""
-        return {"reasoning_effort": self.reasoning_effort or None, "workers": self.workers, "temperature": 0.0,
-                "max_tokens_ladder": [self.max_tokens, self.retry_max_tokens]}
+        return {
+            "reasoning_effort": self.reasoning_effort or None,
+            "workers": self.workers,
+            "temperature": 0.0,
+            "max_tokens_ladder": [self.max_tokens, self.retry_max_tokens],
+        }
 
     @contextmanager
     def endpoints(self, slug: str | None) -> Iterator[dict[str, EndpointConfig]]:
@@ -100,10 +103,15 @@ class ModelEndpoint(dg.ConfigurableResource):
         if slug is None or slug != self.slug:
             yield {}  # an unconfigured slug becomes build_system's UnknownSystemError
             return
-        settings = dict(api_key_env=self.api_key_env or None, timeout_s=self.timeout_s,
-                        max_tokens=self.max_tokens, retry_max_tokens=self.retry_max_tokens,
-                        reasoning_effort=self.reasoning_effort or None,
-                        price_input_per_mtok=self.price_input_per_mtok, price_output_per_mtok=self.price_output_per_mtok)
+        settings = dict(
+            api_key_env=self.api_key_env or None,
+            timeout_s=self.timeout_s,
+            max_tokens=self.max_tokens,
+            retry_max_tokens=self.retry_max_tokens,
+            reasoning_effort=self.reasoning_effort or None,
+            price_input_per_mtok=self.price_input_per_mtok,
+            price_output_per_mtok=self.price_output_per_mtok,
+        )
         base_url = self.resolved_base_url()
         if base_url:
             yield {slug: EndpointConfig(base_url, self.model or slug, **settings)}
@@ -113,10 +121,14 @@ class ModelEndpoint(dg.ConfigurableResource):
         # One llama.cpp slot per worker, so parallel workers really run in parallel.
         with LocalModelServer(parallel=max(1, self.workers)) as server:
             # Issue 14 item 5: answers at temperature 0 depend on the weights, the server and the slots.
-            described = {"weights_sha256": server.model_sha256, "server": server_version(),
-                         "parallel_slots": max(1, self.workers)}
-            yield {slug: EndpointConfig(f"{server.base_url}/v1", self.model or server.model, server=described,
-                                        **settings)}
+            described = {
+                "weights_sha256": server.model_sha256,
+                "server": server_version(),
+                "parallel_slots": max(1, self.workers),
+            }
+            yield {
+                slug: EndpointConfig(f"{server.base_url}/v1", self.model or server.model, server=described, **settings)
+            }
 
 
 class RunsConfig(dg.Config):
@@ -128,8 +140,9 @@ class RunsConfig(dg.Config):
 
 
 def _tools(chpit: ChpitStore, today: str) -> PitTools:
-    return PitTools(chpit.released_store(), today=date.fromisoformat(today) if today else None,
-                    search_dir=chpit.search_dir)
+    return PitTools(
+        chpit.released_store(), today=date.fromisoformat(today) if today else None, search_dir=chpit.search_dir
+    )
 
 
 def run_items_for(chpit: ChpitStore, lang: str, config: RunsConfig) -> list[dict]:
@@ -147,8 +160,12 @@ def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings:
             logs.setdefault(str(path.parent.relative_to(chpit.results_dir)), []).append(path)
     for key, paths in sorted(logs.items()):
         lines = [line for path in paths for line in read_log(path)]
-        items = [item for path in paths if core_path(chpit.build_dir, path.stem).exists()
-                 for item in run_items_for(chpit, path.stem, config)]
+        items = [
+            item
+            for path in paths
+            if core_path(chpit.build_dir, path.stem).exists()
+            for item in run_items_for(chpit, path.stem, config)
+        ]
         slug = lines[-1]["system"].split("/")[0] if lines else key.split("/")[0]
         runs.append(ModelRun(slug=slug, items=items, lines=lines))
     report = run_report(mode, runs, {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED})
@@ -230,7 +247,9 @@ def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
     resource_defs={"model": ModelEndpoint.configure_at_launch()},
     kinds={"python"},
 )
-def results(context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitStore, model: ModelEndpoint) -> dg.MaterializeResult:
+def results(
+    context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitStore, model: ModelEndpoint
+) -> dg.MaterializeResult:
     """data/results/{system}/{lang}.jsonl: one line per asked core item, resumable, with receipts (R3, PROTOCOL §7)."""
     keys = context.partition_key.keys_by_dimension
     system_key, lang = keys["system"], keys["lang"]
@@ -242,14 +261,16 @@ def results(context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitS
         # oracle and recite cost nothing and answer from the current store: never resume stale answers.
         path.unlink(missing_ok=True)
     with model.endpoints(parsed.slug) as endpoints:
-        system = prepare_system(system_key, items, tools=tools, endpoints=endpoints, confirm=model.confirm,
-                                echo=context.log.warning)
+        system = prepare_system(
+            system_key, items, tools=tools, endpoints=endpoints, confirm=model.confirm, echo=context.log.warning
+        )
         try:
             # One shared connection suits the lookup-only systems; a model run can last hours and must
             # not hold the store open against the nightly build's writers, so each tool call opens its own.
             with tools.session() if parsed.slug is None else nullcontext():
-                summary = run_items(system, items, path, workers=model.workers, retry_errors=config.retry_errors,
-                                    new_run=config.new_run)
+                summary = run_items(
+                    system, items, path, workers=model.workers, retry_errors=config.retry_errors, new_run=config.new_run
+                )
         finally:
             client = getattr(system, "client", None)
             if client is not None:
@@ -261,13 +282,18 @@ def results(context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitS
         report = write_run_report(chpit, parsed.mode, config, model.settings())
         context.log.info(f"{report} rewritten")
     if status["errored"]:
-        context.log.warning(f"{system_key} [{lang}]: {status['errored']} of {status['items']} items errored; "
-                            f"commonest: {status['commonest_error']}")
+        context.log.warning(
+            f"{system_key} [{lang}]: {status['errored']} of {status['items']} items errored; "
+            f"commonest: {status['commonest_error']}"
+        )
     return dg.MaterializeResult(
         data_version=_file_version(path),
-        metadata={"path": dg.MetadataValue.path(str(path)), **summary.metadata(),
-                  **{f"log_{k}": v for k, v in status.items() if k != "commonest_error"},
-                  "commonest_error": status["commonest_error"] or ""},
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            **summary.metadata(),
+            **{f"log_{k}": v for k, v in status.items() if k != "commonest_error"},
+            "commonest_error": status["commonest_error"] or "",
+        },
     )
 
 

@@ -1,6 +1,5 @@
 """The oracle gate's blocking check (R1, issue 5 point 7)."""
 
-
 import dagster as dg
 
 from chpit_assets.bench.items import core_path
@@ -31,9 +30,12 @@ def oracle_failures(chpit: ChpitStore) -> list[str]:
     return bad
 
 
-@dg.asset_check(asset=oracle_gate, blocking=True,
-                description="The oracle scores 1.000 grounded_correct, 0 errors, on every bench language; "
-                            "anything less is a builder or scorer bug and stops every run downstream.")
+@dg.asset_check(
+    asset=oracle_gate,
+    blocking=True,
+    description="The oracle scores 1.000 grounded_correct, 0 errors, on every bench language; "
+    "anything less is a builder or scorer bug and stops every run downstream.",
+)
 def oracle_scores_one(chpit: ChpitStore) -> dg.AssetCheckResult:
     bad = oracle_failures(chpit)
     return dg.AssetCheckResult(

@@ -26,7 +26,10 @@ def run_benchmark(
     register_langs(instance, langs)
     job = defs.resolve_implicit_global_asset_job_def()
     gate = job.execute_in_process(
-        instance=instance, asset_selection=[dg.AssetKey("oracle_gate")], raise_on_error=False, run_config=run_config,
+        instance=instance,
+        asset_selection=[dg.AssetKey("oracle_gate")],
+        raise_on_error=False,
+        run_config=run_config,
         tags=tags,
     )
     checks = gate.get_asset_check_evaluations()
@@ -48,7 +51,10 @@ def run_benchmark(
             echo(f"results [{system}|{lang}]: {'ok' if result.success else 'FAILED'} (run {result.run_id})")
             ok &= result.success
     report = job.execute_in_process(
-        instance=instance, asset_selection=[dg.AssetKey("report")], raise_on_error=False, run_config=run_config,
+        instance=instance,
+        asset_selection=[dg.AssetKey("report")],
+        raise_on_error=False,
+        run_config=run_config,
         tags=tags,
     )
     echo(f"report: {'ok' if report.success else 'FAILED'} (run {report.run_id})")

@@ -48,6 +48,10 @@ def search_track(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
     write_atomic(path, data)
     return dg.MaterializeResult(
         data_version=data_version(data),
-        metadata={"path": dg.MetadataValue.path(str(path)), "items": len(track.items), "of_bench_items": len(items),
-                  "skipped": dg.MetadataValue.json({k: track.skipped.get(k, 0) for k in SKIPS})},
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "items": len(track.items),
+            "of_bench_items": len(items),
+            "skipped": dg.MetadataValue.json({k: track.skipped.get(k, 0) for k in SKIPS}),
+        },
     )
