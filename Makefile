@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | c
 
 export DAGSTER_HOME := $(CURDIR)/data/dagster_home
 
-.PHONY: run test dev daemon bench clean
+.PHONY: run test test-fast lint dev daemon bench clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,18 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(PY) -m chpit_assets run
 
-test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+test: lint $(DAGSTER_HOME)/dagster.yaml
 	$(PY) -m pytest
+
+# The unit core alone, in about a minute: no services, no model server, no whole-build subprocesses.
+test-fast: lint $(DAGSTER_HOME)/dagster.yaml
+	$(PY) -m pytest -q -m "not services and not model and not slow"
+
+# Lint, format check and type check (pyproject.toml: [tool.ruff], [tool.mypy]).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # The instance set-up (the writer pool's limit recorded, docs/operations.md) runs before every process
 # that serves the queue; `make run` and the CLI do it themselves.

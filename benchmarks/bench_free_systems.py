@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def main() -> int:
     tools = PitTools(Store(data / "chpit.duckdb"), today=date(2026, 9, 4), search_dir=data / "search-bench")
     report = {
         "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
-        "measured": datetime.now(timezone.utc).isoformat(timespec="minutes"),
+        "measured": datetime.now(UTC).isoformat(timespec="minutes"),
         "items": len(items),
     }
     total = 0.0

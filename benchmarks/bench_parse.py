@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import platform
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from lxml import etree
@@ -61,7 +61,7 @@ def main() -> None:
                 articles = out
     mb = total_bytes / 1e6
     print(
-        f"date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {platform.machine()} {platform.processor() or ''}".rstrip()
+        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.machine()} {platform.processor() or ''}".rstrip()
     )
     print(f"files: {len(files)} ({mb:.1f} MB), articles: {articles}, rounds: {args.rounds} (best of)")
     print(f"bare lxml parse:    {best['bare']:.3f} s  ({mb / best['bare']:.1f} MB/s)")

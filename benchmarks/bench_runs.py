@@ -16,7 +16,7 @@ import platform
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     scored_s, report_s = score_and_report(base, args.report_answers, root)
 
     load = os.getloadavg()
-    print(f"## Runs: measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n")
+    print(f"## Runs: measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
     print(
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.\n"

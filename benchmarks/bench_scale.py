@@ -35,7 +35,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
@@ -306,7 +306,7 @@ def main() -> int:
     )
 
     meta = {
-        "date": f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+        "date": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "machine": platform.machine(),
         "nproc": os.cpu_count(),
         "cpu": _cpu_model(),

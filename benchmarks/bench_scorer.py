@@ -42,7 +42,7 @@ from chpit_scorer.core import _analyse_cached  # noqa: E402  (to measure cold-ca
 SAMPLE = ROOT / "data" / "fedlex-sample"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def articles(relpath: str) -> dict[str, str]:
     """{e_id: text} of one sample file, as the pipeline parses it (the text items ship)."""
     return {a.e_id: a.text for a in parse_edition((SAMPLE / relpath).read_bytes(), relpath).articles if a.text}

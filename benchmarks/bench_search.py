@@ -26,7 +26,7 @@ import platform
 import statistics
 import sys
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,9 +76,10 @@ def _fts(index: SearchIndex, item: dict, fused: bool) -> list[tuple[str, str]]:
 
 
 def _bm25s(path: Path, lang: str):
+    import sqlite3
+
     import bm25s  # optional
     import numpy as np
-    import sqlite3
 
     db = sqlite3.connect(path)
     rows = db.execute(
@@ -132,8 +133,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.generate:
         sys.path.insert(0, str(ROOT / "benchmarks"))
-        import bench_scale
         import subprocess
+
+        import bench_scale
 
         subprocess.run([sys.executable, "-m", "chpit_assets.synthetic", "--out", str(args.corpus)], check=True)
         bench_scale.build(args.corpus)
@@ -143,7 +145,7 @@ def main() -> int:
     index_path(search_dir, args.lang).unlink(missing_ok=True)
     report: dict = {
         "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
-        "measured": datetime.now(timezone.utc).isoformat(timespec="minutes"),
+        "measured": datetime.now(UTC).isoformat(timespec="minutes"),
     }
     with store.connect(read_only=True) as con:
         start = time.perf_counter()

@@ -14,7 +14,7 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ class InstanceStorageError(RuntimeError):
     another storage than the one the instance was set up on."""
 
 
-def default_dagster_home(environ: dict[str, str] = os.environ) -> None:
+def default_dagster_home(environ: MutableMapping[str, str] = os.environ) -> None:
     """Issue 14.1: with DAGSTER_HOME unset, use the project's data/dagster_home (given the shipped
     dagster.yaml if it has none), as `make` does, and say so once on stderr."""
     if environ.get("DAGSTER_HOME"):

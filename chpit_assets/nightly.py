@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -27,8 +27,9 @@ def tonight(instance: dg.DagsterInstance) -> dg.RunRequest:
     """The run request the nightly schedule's tick makes now (evaluated, not re-stated)."""
     from chpit_assets.defs.ops.schedules import nightly_build
 
-    with dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime.now(timezone.utc)) as context:
-        (request,) = nightly_build(context)
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime.now(UTC)) as context:
+        (request,) = nightly_build(context)  # type: ignore[misc]  # the function returns one request
+    assert isinstance(request, dg.RunRequest)
     return request
 
 
@@ -64,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
     config = request.run_config["ops"]["rebuild"]["config"]
     if args.repo_id:
         config = {**config, "publication": {"repo_id": args.repo_id}}
-    run_id, failure = execute("nightly", config, instance=instance, tags=request.tags)
+    run_id, failure = execute("nightly", config, instance=instance, tags=dict(request.tags))
     if failure is None:
         print(f"nightly: ok (run {run_id}); outputs in {ChpitStore().root}", flush=True)
         return 0

@@ -212,6 +212,6 @@ def execute(
     for event in result.get_step_failure_events():
         failure = event.step_failure_data.user_failure_data
         if failure is not None and "stage" in failure.metadata:
-            meta = {key: value.value for key, value in failure.metadata.items()}
+            meta = {key: str(value.value) for key, value in failure.metadata.items()}
             return result.run_id, PipelineFailed(meta["stage"], meta["stage_run"], meta["reason"])
     return result.run_id, PipelineFailed(job_name, result.run_id, failure_reasons(result))

@@ -21,8 +21,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict
-from typing import IO, Any, BinaryIO, Iterable, Iterator
+from typing import IO, Any, BinaryIO
 
 from .core import score
 

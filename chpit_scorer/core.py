@@ -10,9 +10,10 @@ whole verdicts.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Collection, Iterable, NamedTuple
+from typing import NamedTuple
 
 from . import fast as _fast
 from . import reference as _reference

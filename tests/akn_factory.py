@@ -37,7 +37,7 @@ def edition_xml(
         f'<FRBRcountry value="CH"/><FRBRnumber value="{number_value}"/>{frbr_names}</FRBRWork>'
         f'<FRBRExpression><FRBRuri value="{act_eli}/{day}/{lang}"/><FRBRlanguage language="{lang}"/></FRBRExpression>'
         f"</identification></meta><preface>{doc_number}</preface><body>{body}</body></act></akomaNtoso>"
-    ).encode("utf-8")
+    ).encode()
 
 
 def article(e_id: str, number: str | None, *paragraphs: str, heading: str | None = "Titel") -> str:

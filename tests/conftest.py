@@ -18,6 +18,35 @@ from chpit_assets.defs.resources import DATA_DIR_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Issue 17.4: `make test-fast` runs the unit core (`-m "not services and not model and not slow"`).
+# Marked by where a test lives or what it starts, so a new test in those places is marked too.
+SERVICES = ("tests/ops/",)  # PostgreSQL, RabbitMQ, the real daemon
+MODEL = ("tests/runs/test_local_model.py", "tests/runs/test_local_systems.py")  # the real SmolLM2 server
+SLOW = (  # whole builds (in subprocesses or through Dagster runs), servers, a bare venv
+    "tests/test_cli.py",
+    "tests/test_readme_commands.py",
+    "tests/faults/",
+    "tests/ops_schedule/",
+    "tests/scorer/test_bare_install.py",
+    "tests/defs/",
+    "tests/publish/",
+    "tests/runs/test_assets.py",
+    "tests/report/test_sample_report.py",
+    "tests/bench/test_assets.py",
+    "tests/bench/test_incremental.py",
+    "tests/pit/test_mcp_server.py",
+    "tests/corpus/test_store.py",
+    "tests/synthetic/",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path.relative_to(ROOT).as_posix()
+        for marker, places in (("services", SERVICES), ("model", MODEL), ("slow", SLOW)):
+            if path.startswith(places):
+                item.add_marker(marker)
+
 
 @pytest.fixture(autouse=True)
 def _temporary_data_and_instance(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,8 @@ from chpit_assets.fedlex.catalog import LANGS
 BENCH_LANGS: tuple[str, ...] = ("de", "fr", "it")
 """The languages CH-PiT publishes; `en` and `rm` are parsed where Fedlex has them."""
 
-lang_partitions = dg.DynamicPartitionsDefinition(name="lang")
+LANG_AXIS = "lang"
+lang_partitions = dg.DynamicPartitionsDefinition(name=LANG_AXIS)
 
 
 def register_langs(instance: dg.DagsterInstance, langs: Iterable[str]) -> None:
@@ -26,8 +27,6 @@ def register_langs(instance: dg.DagsterInstance, langs: Iterable[str]) -> None:
     unknown = sorted(langs - set(LANGS))
     if unknown:
         raise ValueError(f"unknown language(s) {unknown}; Fedlex publishes in {', '.join(LANGS)}")
-    missing = [
-        lang for lang in LANGS if lang in langs and not instance.has_dynamic_partition(lang_partitions.name, lang)
-    ]
+    missing = [lang for lang in LANGS if lang in langs and not instance.has_dynamic_partition(LANG_AXIS, lang)]
     if missing:
-        instance.add_dynamic_partitions(lang_partitions.name, missing)
+        instance.add_dynamic_partitions(LANG_AXIS, missing)

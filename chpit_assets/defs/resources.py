@@ -20,7 +20,6 @@ from chpit_assets.corpus.store import Store, release_held
 from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
 from chpit_assets.fedlex.sparql import ENDPOINT
 
-
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """The repository checkout (the package is installed editable, `pip install -e`)."""
 

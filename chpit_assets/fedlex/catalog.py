@@ -56,7 +56,7 @@ class Catalog:
     acts: tuple[CatalogAct, ...]
     editions: tuple[CatalogEdition, ...]
 
-    def for_lang(self, lang: str) -> "Catalog":
+    def for_lang(self, lang: str) -> Catalog:
         """The editions in one language and the acts they belong to."""
         editions = tuple(e for e in self.editions if e.lang == lang)
         elis = {e.act_eli for e in editions}

@@ -79,7 +79,7 @@ class Snapshot:
     langs: Mapping[str, Mapping[str, ActState]]  # lang -> act key -> state
 
     @classmethod
-    def of(cls, catalogs: Mapping[str, Catalog]) -> "Snapshot":
+    def of(cls, catalogs: Mapping[str, Catalog]) -> Snapshot:
         """The snapshot of one catalog per language (each already restricted to its language)."""
         return cls({lang: _act_states(catalog, lang) for lang, catalog in sorted(catalogs.items())})
 
@@ -88,7 +88,7 @@ class Snapshot:
         states = self.langs.get(lang, {})
         return _hash(f"{act}|{s.digest}|{s.latest}" for act, s in sorted(states.items()))
 
-    def merged(self, newer: "Snapshot") -> "Snapshot":
+    def merged(self, newer: Snapshot) -> Snapshot:
         """This snapshot with `newer`'s languages replacing its own (the others kept)."""
         return Snapshot({**self.langs, **newer.langs})
 
@@ -110,7 +110,7 @@ class Snapshot:
         return base64.b64encode(packed).decode("ascii")
 
     @classmethod
-    def decode(cls, cursor: str) -> "Snapshot":
+    def decode(cls, cursor: str) -> Snapshot:
         try:
             raw = json.loads(zlib.decompress(base64.b64decode(cursor, validate=True)))
         except (binascii.Error, zlib.error, ValueError) as exc:

@@ -16,11 +16,10 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from chpit_scorer import score
-
 from chpit_assets.bench.files import jsonl_bytes
 from chpit_assets.pit import PitError
 from chpit_assets.runs.systems import OracleSystem
+from chpit_scorer import score
 
 CORRECT = "grounded_correct"
 

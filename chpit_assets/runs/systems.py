@@ -495,9 +495,7 @@ def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | No
         )
     if parsed.mode == "closed":
         return ClosedSystem(parsed, client)
-    from chpit_assets.pit import TOOL_SPECS, call_tool
-
-    from chpit_assets.pit import SEARCH_TOOL_SPECS
+    from chpit_assets.pit import SEARCH_TOOL_SPECS, TOOL_SPECS, call_tool
 
     base = SystemKey(key, parsed.base_mode, parsed.slug)
     if parsed.base_mode in ("current", "pit"):

@@ -168,7 +168,7 @@ def verify_answer(answer: str, evidence: list[Evidence]) -> Verification:
     }
     abbreviations = {(e.abbreviation or "").rstrip(".").casefold() for e in verified.values()}
     checks: list[SentenceCheck] = []
-    for line, sentence, norm, support in first:
+    for _, sentence, norm, support in first:
         long_enough = len(norm) >= MIN_QUOTE
         own_wording = [t for e, t in texts if e in support]
         cites_ok = all(

@@ -14,6 +14,7 @@ from hypothesis import example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from chpit_assets.bench.files import item_line
 from chpit_assets.bench.frozen import (
     FrozenError,
     changed_items,
@@ -24,15 +25,14 @@ from chpit_assets.bench.items import (
     LICENCE,
     SOURCE,
     BuildSettings,
+    ItemsError,
     before_as_of,
     bench_path,
     item_id,
-    ItemsError,
     load_items,
     select,
     stamp_core,
 )
-from chpit_assets.bench.files import item_line
 
 from .conftest import Corpus, long_text, run_builder
 

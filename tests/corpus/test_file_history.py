@@ -89,7 +89,7 @@ def test_a_corrected_file_is_visible_as_a_correction(sample, tmp_path):
     store = Store(tmp_path / "chpit.duckdb")
     _, first, first_changes = build(store, sample, tmp_path / "cache")
     data = REISSUED.read_bytes()
-    assert data.count("Datenschutzgesetz".encode()) and b"Personendaten" in data
+    assert data.count(b"Datenschutzgesetz") and b"Personendaten" in data
     swap_file(sample, data.replace(b"Personendaten", b"Personen-Daten", 1))
     _, second, second_changes = build(store, sample, tmp_path / "cache")
     assert second.data_version != first.data_version

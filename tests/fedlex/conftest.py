@@ -167,7 +167,7 @@ class FakeFedlex:
             # Terms are IRIs or typed literals ("235.1"^^<...>); a typed literal counts by its lexical form.
             wanted = {lex or iri for lex, iri in re.findall(r'"((?:[^"\\]|\\.)*)"\^\^<[^>]*>|<([^>]*)>', terms)}
             rows = [r for r in rows if var in r and r[var]["value"] in wanted]
-        start = re.search(r'FILTER\(STR\(\?%s\) >= "((?:[^"\\]|\\.)*)"\)' % key, query)
+        start = re.search(r"FILTER\(STR\(\?" + key + r'\) >= "((?:[^"\\]|\\.)*)"\)', query)
         if start:
             rows = [r for r in rows if r[key]["value"] >= start.group(1)]
         rows = sorted(rows, key=lambda r: r[key]["value"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import httpx
 import pytest
@@ -391,7 +391,7 @@ def test_bad_arguments_are_refused_before_any_request(fedlex, sleeps):
 
 
 def test_retry_after_as_http_date():
-    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_seconds("Thu, 01 Jan 2026 12:00:30 GMT", now) == 30.0
     assert retry_after_seconds("12", now) == 12.0
     assert retry_after_seconds("soon", now) is None

@@ -216,13 +216,13 @@ def test_results_tables_header_formats_and_row_order():
 
 
 def test_summary_pools_counts_over_languages_and_orders_rows_as_published():
-    de_items, fr_items = [f"d{i}" for i in range(4)], ["f0"]
+    de_items = [f"d{i}" for i in range(4)]
     recite = [line(i, "recite", W) for i in de_items] + [line("f0", "recite", W, lang="fr")]
+
     # de: 1 of 4 correct, fr: 1 of 1; pooled 2/5 = 40.0 (the mean of the shares would be 62.5)
-    model = lambda key: (
-        [line(i, key, C if i == "d0" else U) for i in de_items]  # noqa: E731
-        + [line("f0", key, C, lang="fr")]
-    )
+    def model(key: str) -> list[dict]:
+        return [line(i, key, C if i == "d0" else U) for i in de_items] + [line("f0", key, C, lang="fr")]
+
     keys = [
         "zeta/closed",
         "claude-sonnet-5/closed",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from chpit_assets.runs.client import ChatClient, EndpointConfig
-from chpit_assets.runs.receipts import sha256_json
 from chpit_assets.runs.errors import ToolCallsUnsupportedError
+from chpit_assets.runs.receipts import sha256_json
 from chpit_assets.runs.runner import load_log, prepare_system, run_items
 from chpit_assets.runs.systems import (
     CLOSED_SYSTEM_PROMPT,

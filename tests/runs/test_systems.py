@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from chpit_assets.pit import TOOL_SPECS, call_tool
 from chpit_assets.runs.client import ChatClient, EndpointConfig
 from chpit_assets.runs.errors import UnknownSystemError
 from chpit_assets.runs.receipts import sha256_text
 from chpit_assets.runs.runner import load_log, run_items
-from chpit_assets.pit import TOOL_SPECS, call_tool
 from chpit_assets.runs.systems import (
     AGENTIC_SYSTEM_PROMPT,
     CONTEXT_SYSTEM_PROMPT,

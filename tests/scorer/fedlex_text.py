@@ -6,7 +6,7 @@ layout the builder ships as `gold.text` (one numbered paragraph per line, S2).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from chpit_assets.akn.parser import parse_edition
@@ -14,7 +14,7 @@ from chpit_assets.akn.parser import parse_edition
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
 
 
-@lru_cache(maxsize=None)
+@cache
 def articles(relpath: str) -> dict[str, str]:
     """``{eId: text}`` for every article of one sample file that has text."""
     edition = parse_edition((SAMPLE / relpath).read_bytes(), relpath)

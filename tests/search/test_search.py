@@ -7,7 +7,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chpit_assets.akn.parser import parse_edition
 from chpit_assets.verify import MIN_QUOTE, Evidence, references, typographic, verify_answer

@@ -20,6 +20,7 @@ import dagster as dg
 
 from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR, load_frozen
 from chpit_assets.bench.items import ITEM_CAP
+from chpit_assets.pit.tools import PitTools
 from chpit_assets.publish import (
     Candidate,
     CountBounds,
@@ -31,8 +32,7 @@ from chpit_assets.publish import (
     load_candidate,
     publish,
 )
-from chpit_assets.pit.tools import PitTools
-from chpit_assets.publish.folder import publisher_lock, published_acts, recover
+from chpit_assets.publish.folder import published_acts, publisher_lock, recover
 from chpit_assets.publish.last_good import editions_on_last_good_file
 from chpit_assets.publish.oracle import oracle_check
 from chpit_assets.runs.runner import read_jsonl, scored_path

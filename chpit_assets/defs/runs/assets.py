@@ -9,7 +9,7 @@ Systems are a dynamic partition axis (`systems`); register keys with
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import date
 from pathlib import Path
@@ -49,7 +49,7 @@ systems_partitions = dg.DynamicPartitionsDefinition(name="systems")
 system_lang_partitions = dg.MultiPartitionsDefinition({"system": systems_partitions, "lang": lang_partitions})
 
 
-def register_systems(instance: dg.DagsterInstance, keys: list[str] | tuple[str, ...]) -> None:
+def register_systems(instance: dg.DagsterInstance, keys: Sequence[str]) -> None:
     """Add system keys to the `systems` axis, refusing unknown keys before Dagster ever sees them."""
     for key in keys:
         parse_system_key(key)

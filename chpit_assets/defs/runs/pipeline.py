@@ -6,6 +6,8 @@ across runs this function enforces the same rule: if `oracle_scores_one` did not
 pass, no system is run and no report is written.
 """
 
+from collections.abc import Sequence
+
 import dagster as dg
 
 from ..partitions import BENCH_LANGS, register_langs
@@ -15,8 +17,8 @@ from .assets import DEFAULT_SYSTEMS, register_systems
 def run_benchmark(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
-    systems: tuple[str, ...] | list[str] = DEFAULT_SYSTEMS,
-    langs: tuple[str, ...] | list[str] = BENCH_LANGS,
+    systems: Sequence[str] = DEFAULT_SYSTEMS,
+    langs: Sequence[str] = BENCH_LANGS,
     run_config: dict | None = None,
     echo=print,
     tags: dict[str, str] | None = None,
