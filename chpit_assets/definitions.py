@@ -38,7 +38,8 @@ def _operations(spec: dg.AssetSpec) -> dg.AssetSpec:
     return spec
 
 
-def build_definitions() -> dg.Definitions:
+def build_definitions(resources: dict[str, dg.ConfigurableResource] | None = None) -> dg.Definitions:
+    """The code location; `resources` replaces some of its resources (the tests give their own data folder)."""
     assets = dg.map_asset_specs(_operations, dg.load_assets_from_package_module(defs_package))
     checks = dg.load_asset_checks_from_package_module(defs_package)
     return dg.Definitions(
@@ -48,7 +49,7 @@ def build_definitions() -> dg.Definitions:
         jobs=[build_job, build_report_job, nightly_job, benchmark_job],
         schedules=[nightly_build],
         sensors=[new_edition_sensor, automation_sensor],
-        resources={"chpit": ChpitStore(), "fedlex": FedlexSource()},
+        resources={"chpit": ChpitStore(), "fedlex": FedlexSource(), **(resources or {})},
     )
 
 
