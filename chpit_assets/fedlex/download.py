@@ -46,11 +46,11 @@ import httpx
 from ..akn.errors import AknError
 from ..akn.identity import check_identity, parse_xml, read_identity
 from ..files import write_atomic
+from ..retry import RetryPolicy
 from .catalog import Catalog, CatalogAct, CatalogEdition
 from .http import (
     FedlexHttpError,
     FedlexHttpUser,
-    RetryPolicy,
     Sleep,
     request_with_retry,
 )

@@ -56,6 +56,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..retry import RetryPolicy
 from .catalog import (
     EU_LANGUAGE_CODES,
     LANGS,
@@ -68,7 +69,6 @@ from .catalog import (
 from .http import (
     FedlexHttpError,
     FedlexHttpUser,
-    RetryPolicy,
     Sleep,
     request_with_retry,
 )

@@ -20,6 +20,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
+from chpit_assets.retry import RetryAfterTooLong, RetryPolicy
+
 from .errors import (
     EndpointUnreachableError,
     MissingApiKeyError,
@@ -35,7 +37,10 @@ PUBLISHED_CONFIRM_ENV = "CHPIT_CONFIRM"
 
 # PROTOCOL §4: retried when the HTTP status or an error code in the body is one of these.
 RETRY_CODES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-BACKOFF_S = (1, 2, 4, 8, 16)  # PROTOCOL §4: five retries, then the call raises
+# PROTOCOL §4: five retries sleeping 1, 2, 4, 8, 16 s (no jitter: the published schedule), then the call
+# raises; a longer Retry-After is honoured up to five minutes.
+MODEL_RETRY = RetryPolicy(attempts=6, base_delay=1.0, max_delay=16.0, jitter=0.0, retry_statuses=RETRY_CODES)
+NO_RETRY = RetryPolicy(attempts=1)
 MAX_TOKENS_LADDER = (8192, 16384)  # PROTOCOL §4: one re-ask at the larger budget
 REDACTED = "REDACTED"
 
@@ -72,7 +77,7 @@ class EndpointConfig:
     max_tokens: int = MAX_TOKENS_LADDER[0]
     retry_max_tokens: int = MAX_TOKENS_LADDER[1]  # one re-ask at this budget (PROTOCOL §4)
     timeout_s: float = 120.0
-    backoff_s: tuple[float, ...] = BACKOFF_S
+    retry: RetryPolicy = MODEL_RETRY
     reasoning_effort: str | None = "minimal"  # PROTOCOL §4 `reasoning: {effort}`; None sends no `reasoning`
     price_input_per_mtok: float | None = None  # None = unpriced (refused for a paid endpoint, §7)
     price_output_per_mtok: float | None = None
@@ -290,8 +295,9 @@ class ChatClient:
     def _complete(self, messages, tools, tool_choice, max_tokens: int) -> ChatReply:
         payload = self.payload(messages, tools, tool_choice, max_tokens)
         started = time.monotonic()
-        delays = list(self.config.backoff_s)
-        for attempt in range(1, len(delays) + 2):
+        policy = self.config.retry
+        for attempt in range(1, policy.attempts + 1):
+            retry_after = None
             try:
                 resp = self._http.post("chat/completions", json=payload)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
@@ -307,12 +313,16 @@ class ChatClient:
                 problem = (
                     f"HTTP {resp.status_code}" + (f" (error code {code})" if code else "") + f": {resp.text[:300]}"
                 )
-                if resp.status_code not in RETRY_CODES and code not in RETRY_CODES:
+                if resp.status_code not in policy.retry_statuses and code not in policy.retry_statuses:
                     raise self._error(problem)
-            if attempt > len(delays):
+                retry_after = resp.headers.get("Retry-After")
+            if attempt == policy.attempts:
                 break
-            self._sleep(delays[attempt - 1])
-        raise self._error(f"gave up after {len(delays) + 1} attempts, last: {problem}")
+            try:
+                self._sleep(policy.delay(attempt, retry_after))
+            except RetryAfterTooLong as exc:
+                raise self._error(f"{problem}; {exc}") from None
+        raise self._error(f"gave up after {policy.attempts} attempts, last: {problem}")
 
     def _parse(self, resp: httpx.Response, body: Any, attempts: int, latency: float, max_tokens: int) -> ChatReply:
         try:

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from chpit_assets.fedlex.catalog import Catalog, load_sample_catalog
-from chpit_assets.fedlex.http import RetryPolicy
+from chpit_assets.retry import RetryPolicy
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
 SR_TYPE = "https://fedlex.data.admin.ch/vocabulary/notation-type/id-systematique"

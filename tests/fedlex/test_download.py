@@ -22,7 +22,7 @@ from chpit_assets.fedlex.download import (
     EditionDownloader,
     download_editions,
 )
-from chpit_assets.fedlex.http import RetryPolicy
+from chpit_assets.retry import RetryPolicy
 
 from .conftest import FAST_RETRY, HTML_SHELL, SAMPLE, FakeFedlex, Reply
 

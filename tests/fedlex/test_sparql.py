@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from chpit_assets.fedlex.catalog import Catalog
-from chpit_assets.fedlex.http import FedlexHttpError, RetryPolicy, retry_after_seconds
+from chpit_assets.fedlex.http import FedlexHttpError
 from chpit_assets.fedlex.sparql import (
     FedlexFirewallError,
     FedlexQueryError,
@@ -20,6 +20,7 @@ from chpit_assets.fedlex.sparql import (
     fetch_catalog,
     public_url,
 )
+from chpit_assets.retry import RetryPolicy, retry_after_seconds
 
 from .conftest import (
     EU,

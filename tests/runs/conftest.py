@@ -124,9 +124,11 @@ class ScriptedServer:
             def log_message(self, *args):  # keep pytest output clean
                 pass
 
-            def _send(self, status: int, body: dict | str) -> None:
+            def _send(self, status: int, body: dict | str, headers: dict | None = None) -> None:
                 data = (body if isinstance(body, str) else json.dumps(body)).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -139,9 +141,9 @@ class ScriptedServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with outer._lock:
                     outer.hits.append(body)
-                status, reply = outer.respond(body)
+                status, reply, *headers = outer.respond(body)  # (status, body[, headers])
                 try:
-                    self._send(status, reply)
+                    self._send(status, reply, *headers)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test): nothing to answer
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 
@@ -115,6 +117,21 @@ def test_five_retries_sleeping_1_2_4_8_16_then_a_typed_error(scripted):
     with pytest.raises(ModelCallError, match="gave up after 6 attempts.*HTTP 502"):
         _client(server, sleeps).chat(MESSAGES)
     assert len(server.hits) == 6 and sleeps == [1, 2, 4, 8, 16]
+
+
+def test_retry_after_in_either_form_is_honoured_and_a_long_one_is_not_waited_for(scripted):
+    """Issue 17.3: the model client follows the one retry policy (chpit_assets.retry), as Fedlex's does."""
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    replies = iter([(429, {"error": "slow down"}, {"Retry-After": "7"}),
+                    (503, {"error": "busy"}, {"Retry-After": later}), (200, completion("ok"))])
+    sleeps: list[float] = []
+    assert _client(scripted(lambda body: next(replies)), sleeps).chat(MESSAGES).content == "ok"
+    assert sleeps[0] == 7 and 25 <= sleeps[1] <= 30  # more than the 1 and 2 s of the backoff
+    server = scripted(lambda body: (429, {"error": "come back tomorrow"}, {"Retry-After": "86400"}))
+    sleeps.clear()
+    with pytest.raises(ModelCallError, match="retry after 86400s, more than the 300s we wait"):
+        _client(server, sleeps).chat(MESSAGES)
+    assert sleeps == [] and len(server.hits) == 1
 
 
 def test_a_transport_failure_is_retried(scripted):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chpit_assets.pit.tools import PitTools
-from chpit_assets.runs.client import ChatClient, EndpointConfig
+from chpit_assets.runs.client import NO_RETRY, ChatClient, EndpointConfig
 from chpit_assets.runs.errors import QuestionNotUnderstood, UnknownSystemError
 from chpit_assets.runs.runner import load_log, run_items
 from chpit_assets.runs.systems import FREE_SYSTEMS, build_system, parse_system_key
@@ -86,7 +86,7 @@ def test_a_question_without_a_citation_is_an_error_line_for_cite(sample, search_
 
 
 def _verified(server, tools):
-    client = ChatClient(EndpointConfig(server.base_url, "scripted-model", backoff_s=()))
+    client = ChatClient(EndpointConfig(server.base_url, "scripted-model", retry=NO_RETRY))
     return build_system("scripted/pit+verify", tools=tools, clients={"scripted": client})
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from chpit_assets.runs.client import ChatClient, EndpointConfig
+from chpit_assets.runs.client import NO_RETRY, ChatClient, EndpointConfig
 from chpit_assets.runs.errors import RunError, RunLogError
 from chpit_assets.runs.runner import load_log, results_path, run_items, scored_view, winners
 from chpit_assets.runs.systems import CLOSED_SYSTEM_PROMPT, build_system
@@ -39,7 +39,7 @@ def _question_id(body: dict) -> str:
 
 
 def _closed(server, model: str = "scripted", **config):
-    client = ChatClient(EndpointConfig(server.base_url, model, backoff_s=(), **config))
+    client = ChatClient(EndpointConfig(server.base_url, model, retry=NO_RETRY, **config))
     return build_system("scripted/closed", clients={"scripted": client})
 
 
@@ -253,12 +253,12 @@ def test_an_interrupt_starts_no_new_call_and_keeps_the_written_lines(sample, tmp
 
 RUN_SCRIPT = textwrap.dedent("""
     import json, sys
-    from chpit_assets.runs.client import ChatClient, EndpointConfig
+    from chpit_assets.runs.client import NO_RETRY, ChatClient, EndpointConfig
     from chpit_assets.runs.runner import run_items
     from chpit_assets.runs.systems import build_system
     base_url, items_path, out = sys.argv[1:4]
     items = [json.loads(l) for l in open(items_path, encoding="utf-8")]
-    client = ChatClient(EndpointConfig(base_url, "scripted", backoff_s=(), timeout_s=60))
+    client = ChatClient(EndpointConfig(base_url, "scripted", retry=NO_RETRY, timeout_s=60))
     run_items(build_system("scripted/closed", clients={"scripted": client}), items, out, workers=1)
 """)
 

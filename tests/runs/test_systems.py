@@ -9,7 +9,7 @@ import json
 import pytest
 
 from chpit_assets.pit import TOOL_SPECS, call_tool
-from chpit_assets.runs.client import ChatClient, EndpointConfig
+from chpit_assets.runs.client import NO_RETRY, ChatClient, EndpointConfig
 from chpit_assets.runs.errors import UnknownSystemError
 from chpit_assets.runs.receipts import sha256_text
 from chpit_assets.runs.runner import load_log, run_items
@@ -102,7 +102,7 @@ def _last_tool_text(body: dict) -> str | None:
 
 
 def _client(server, model: str = "scripted-model") -> ChatClient:
-    return ChatClient(EndpointConfig(server.base_url, model, backoff_s=()))
+    return ChatClient(EndpointConfig(server.base_url, model, retry=NO_RETRY))
 
 
 def _agentic(server, tools):
