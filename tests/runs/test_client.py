@@ -122,8 +122,13 @@ def test_five_retries_sleeping_1_2_4_8_16_then_a_typed_error(scripted):
 def test_retry_after_in_either_form_is_honoured_and_a_long_one_is_not_waited_for(scripted):
     """Issue 17.3: the model client follows the one retry policy (chpit_assets.retry), as Fedlex's does."""
     later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    replies = iter([(429, {"error": "slow down"}, {"Retry-After": "7"}),
-                    (503, {"error": "busy"}, {"Retry-After": later}), (200, completion("ok"))])
+    replies = iter(
+        [
+            (429, {"error": "slow down"}, {"Retry-After": "7"}),
+            (503, {"error": "busy"}, {"Retry-After": later}),
+            (200, completion("ok")),
+        ]
+    )
     sleeps: list[float] = []
     assert _client(scripted(lambda body: next(replies)), sleeps).chat(MESSAGES).content == "ok"
     assert sleeps[0] == 7 and 25 <= sleeps[1] <= 30  # more than the 1 and 2 s of the backoff
