@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from chpit_assets.pit.tools import article_key, sr_key
+from chpit_assets.pit.keys import article_key, sr_key
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
 
 from .published import tools_report
