@@ -28,9 +28,9 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 test: lint $(DAGSTER_HOME)/dagster.yaml
 	$(PY) -m pytest
 
-# The unit core alone, in about a minute: no services, no model server, no whole-build subprocesses.
+# The unit core alone, in about a minute on 2 cores: no services, no model server, no whole builds.
 test-fast: lint $(DAGSTER_HOME)/dagster.yaml
-	$(PY) -m pytest -q -m "not services and not model and not slow"
+	$(PY) -m pytest -q -n 2 -m "not services and not model and not slow"
 
 # Lint, format check and type check (pyproject.toml: [tool.ruff], [tool.mypy]).
 lint: $(STAMP)

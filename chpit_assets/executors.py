@@ -28,18 +28,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import dagster as dg
+from dagster_celery import celery_executor
 
-# Dagster exports no public name for its executors' config schemas; these two are what
-# `multi_or_in_process_executor` itself uses, so the selector accepts exactly its config.
-from dagster._core.definitions.executor_definition import (
-    IN_PROC_CONFIG,
-    MULTI_PROC_CONFIG,
-)
-from dagster_celery.executor import CELERY_CONFIG, celery_executor
-
+# Each mode is one of Dagster's own executors, configured with its own schema (read off the
+# executor's public `config_schema`), so a run config written for that executor works here as is.
 _DELEGATES: dict[str, dg.ExecutorDefinition] = {
-    "multiprocess": dg.multi_or_in_process_executor,
-    "in_process": dg.multi_or_in_process_executor,
+    "in_process": dg.in_process_executor,
+    "multiprocess": dg.multiprocess_executor,
     "celery": celery_executor,
 }
 
@@ -52,7 +47,7 @@ def _requirements(config: Mapping[str, object]) -> Sequence[dg.ExecutorRequireme
 @dg.executor(
     name="chpit",
     config_schema=dg.Field(
-        dg.Selector({"multiprocess": MULTI_PROC_CONFIG, "in_process": IN_PROC_CONFIG, "celery": CELERY_CONFIG}),
+        dg.Selector({mode: delegate.config_schema.as_field() for mode, delegate in _DELEGATES.items()}),
         default_value={"in_process": {}},
     ),
     requirements=_requirements,
@@ -61,7 +56,5 @@ def chpit_executor(init_context: dg.InitExecutorContext) -> dg.Executor:
     """in_process (default) | multiprocess | celery, each Dagster's own executor with its own config."""
     ((mode, mode_config),) = init_context.executor_config.items()
     delegate = _DELEGATES[mode]
-    # Dagster's default executor takes its selector as is; Celery's takes the inner block.
-    config = init_context.executor_config if delegate is dg.multi_or_in_process_executor else mode_config
     # InitExecutorContext is a NamedTuple; _replace is its public copy-with-changes, not a private member.
-    return delegate.executor_creation_fn(init_context._replace(executor_config=config, executor_def=delegate))
+    return delegate.executor_creation_fn(init_context._replace(executor_config=mode_config, executor_def=delegate))

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dagster._core.events.log import EventLogEntry
-from dagster._serdes import deserialize_value
 
 from .conftest import Proc, pg_rows, require_package, set_up_instance
 
@@ -44,7 +42,7 @@ def _worker_config(directory: Path, amqp_url: str) -> Path:
 
 def _pid(event_json: str) -> int:
     """The process that emitted a stored event (the column holds a serialised EventLogEntry)."""
-    entry = deserialize_value(event_json, EventLogEntry)
+    entry = dg.deserialize_value(event_json, dg.EventLogEntry)
     assert entry.dagster_event is not None
     return entry.dagster_event.pid
 

@@ -203,7 +203,9 @@ def test_the_run_queue_runs_the_language_builds_one_after_another(base_env, dags
         instance.event_log_storage.initialize_concurrency_limit_to_default(POOL)
         holder.enter_context(store.connect())  # a writer elsewhere: the first run waits for it
         daemon = {
-            "daemon": spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], base_env, "daemon")
+            "daemon": spawn(
+                [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", workspace], base_env, "daemon"
+            )
         }
         _wait_until(
             lambda: any(r.status == dg.DagsterRunStatus.STARTED for r in instance.get_runs()), daemon, "no run started"

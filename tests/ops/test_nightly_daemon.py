@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import dagster as dg
 
@@ -42,7 +43,9 @@ def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(
         "sensor-start",
         cwd=elsewhere,
     ).wait_ok(timeout=120)
-    daemon = spawn([sys.executable, "-m", "dagster._daemon", "run", "-w", workspace], env, "daemon", cwd=elsewhere)
+    daemon = spawn(
+        [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w", workspace], env, "daemon", cwd=elsewhere
+    )
 
     with dg.DagsterInstance.from_config(base_env["DAGSTER_HOME"]) as instance:
         deadline = time.monotonic() + 420
