@@ -14,6 +14,7 @@ default or a huge echo (issue 15).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -169,7 +170,7 @@ TOOL_SPECS: list[dict[str, Any]] = [_spec(name) for name in TOOL_NAMES]
 SEARCH_TOOL_SPECS: list[dict[str, Any]] = TOOL_SPECS + [_spec(name) for name in SEARCH_ARGUMENTS]
 
 
-def _reason(error: dict[str, Any]) -> str:
+def _reason(error: Mapping[str, Any]) -> str:
     where = ".".join(str(part) for part in error["loc"]) or "arguments"
     kind = error["type"]
     if kind == "extra_forbidden":

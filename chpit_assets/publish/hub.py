@@ -28,7 +28,7 @@ def hub_target(
 ) -> tuple[HubTarget | None, str | None]:
     """(target, None) when an upload is configured, else (None, why the publication stays local)."""
     missing = [what for what, value in (("repo_id", repo_id), (f"${token_env}", token)) if not value]
-    if missing:
+    if missing or token is None:
         return None, f"local only: {' and '.join(missing)} not set"
     return HubTarget(repo_id, token, endpoint or None), None
 

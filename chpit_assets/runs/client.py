@@ -196,7 +196,7 @@ def _body_error_code(body: Any) -> int | None:
     error = body.get("error") if isinstance(body, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     try:
-        return int(code)
+        return int(code)  # type: ignore[arg-type]  # whatever the body holds; not a number is None below
     except (TypeError, ValueError):
         return None
 
@@ -220,7 +220,7 @@ class ChatClient:
         parts = urlsplit(config.base_url)
         self._http = httpx.Client(
             base_url=urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", "")),
-            params=parse_qsl(parts.query, keep_blank_values=True),
+            params=parts.query,  # httpx parses it, blank values kept
             headers=headers,
             timeout=config.timeout_s,
             transport=transport,

@@ -36,4 +36,4 @@ def is_synthetic_eli(eli: str | None) -> bool:
 
 def is_synthetic_sr(sr_number: str | None) -> bool:
     """True for an SR number in the generator's reserved range."""
-    return bool(sr_number) and sr_number.strip().startswith(SYNTHETIC_SR_PREFIX)
+    return sr_number is not None and sr_number.strip().startswith(SYNTHETIC_SR_PREFIX)

@@ -461,7 +461,7 @@ def _generate_act(index: int, params: Params, templates: list[Template], out: Pa
     manifest: list[dict] = []
     editions: list[dict] = []
     m = params.editions_per_act
-    observed = {}  # edition -> the first edition at or after it with files (where its changes show)
+    observed: dict[int, int] = {}  # edition -> the first edition at or after it with files (where its changes show)
     for i in reversed(range(m)):
         observed[i] = i if i not in act.skipped else observed.get(i + 1, i)
     cursor = (index * 5) % len(SHAPE_CYCLE)
