@@ -361,7 +361,9 @@ def _outcomes(
     candidates are joined on them). An act without candidates (not in force) still gets its row
     of zeros. Skips are counted in the candidates' order (insertion-ordered per act)."""
     memo = TextMemo()
-    counts: dict[int, tuple[Counter[str], list[int]]] = {act_id: (Counter(), [0, 0]) for act_id in fingerprints}  # skips; considered, halves without unit
+    counts: dict[int, tuple[Counter[str], list[int]]] = {
+        act_id: (Counter(), [0, 0]) for act_id in fingerprints
+    }  # skips; considered, halves without unit
     rows = []
     for row in candidates:
         act_skips, tally = counts[row["act_id"]]
