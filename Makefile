@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml Makefile
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+# The instance's storage: SQLite (default) or, with INSTANCE=postgres, the database in $CHPIT_PG_URL.
+INSTANCE ?= sqlite
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml dagster.postgres.yaml
 	mkdir -p $(DAGSTER_HOME)
-	cp dagster.yaml $@
+	cat dagster.yaml $(if $(filter postgres,$(INSTANCE)),dagster.postgres.yaml) > $@
 
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(PY) -m chpit_assets run

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
 
 from chpit_assets.fedlex.catalog import LANGS
 from chpit_assets.fedlex.sparql import ENDPOINT
@@ -38,10 +39,10 @@ def run(
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     from chpit_assets.defs.partitions import BENCH_LANGS
-    from chpit_assets.instance import prepare_instance
+    from chpit_assets.instance import open_instance, prepare_instance
     from chpit_assets.pipeline import CATALOG_STAGE, SPEND_STAGE, execute
 
-    instance = dg.DagsterInstance.get()
+    instance = open_instance()
     prepare_instance(instance)
     started = time.time()
     config = {
@@ -106,6 +107,17 @@ def _run_summary(instance, systems: list[str], langs: list[str], since: float) -
     share = f"all {totals['items']}" if every else f"{totals['errored']} of {totals['items']}"
     print(f"{share} items errored; commonest error: {commonest}", file=sys.stderr)
     return EXIT_ALL_ERRORED if every else EXIT_SOME_ERRORED
+
+
+def _instance_checked(command: Callable[[], int]) -> int:
+    """The command, or one line and exit 1 when the Dagster instance cannot be used (issue 18.4)."""
+    from chpit_assets.instance import InstanceStorageError
+
+    try:
+        return command()
+    except InstanceStorageError as exc:
+        print(f"python -m chpit_assets: instance: {exc}", file=sys.stderr)
+        return EXIT_SOME_ERRORED
 
 
 def _fail(message: str) -> int:
@@ -259,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         nightly.add_arguments(nightly_parser)
         nightly_args = nightly_parser.parse_args(rest)
         default_dagster_home()
-        return nightly.main(nightly_args)
+        return _instance_checked(lambda: nightly.main(nightly_args))
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
@@ -302,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         "sparql_url": args.sparql_url,
         "sr_numbers": [n.strip() for n in args.sr_numbers.split(",") if n.strip()],
     }
-    return run(langs, systems, model_config, fedlex_config, runs_config)
+    return _instance_checked(lambda: run(langs, systems, model_config, fedlex_config, runs_config))
 
 
 if __name__ == "__main__":

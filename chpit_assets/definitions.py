@@ -7,6 +7,8 @@ here (chpit_assets.defs.resources), so loading this module reads no environment.
 
 from __future__ import annotations
 
+from typing import cast
+
 import dagster as dg
 
 from chpit_assets import defs as defs_package
@@ -40,7 +42,9 @@ def _operations(spec: dg.AssetSpec) -> dg.AssetSpec:
 
 def build_definitions(resources: dict[str, dg.ConfigurableResource] | None = None) -> dg.Definitions:
     """The code location; `resources` replaces some of its resources (the tests give their own data folder)."""
-    assets = dg.map_asset_specs(_operations, dg.load_assets_from_package_module(defs_package))
+    loaded = dg.load_assets_from_package_module(defs_package)
+    assert all(isinstance(a, dg.AssetsDefinition) for a in loaded)  # no source or cacheable assets here
+    assets = dg.map_asset_specs(_operations, cast(list[dg.AssetsDefinition], loaded))
     checks = dg.load_asset_checks_from_package_module(defs_package)
     return dg.Definitions(
         assets=assets,

@@ -56,5 +56,7 @@ def chpit_executor(init_context: dg.InitExecutorContext) -> dg.Executor:
     """in_process (default) | multiprocess | celery, each Dagster's own executor with its own config."""
     ((mode, mode_config),) = init_context.executor_config.items()
     delegate = _DELEGATES[mode]
+    create = delegate.executor_creation_fn
+    assert create is not None and isinstance(mode_config, Mapping)  # every delegate is a function-made executor
     # InitExecutorContext is a NamedTuple; _replace is its public copy-with-changes, not a private member.
-    return delegate.executor_creation_fn(init_context._replace(executor_config=mode_config, executor_def=delegate))
+    return create(init_context._replace(executor_config=mode_config, executor_def=delegate))

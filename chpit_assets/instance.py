@@ -1,46 +1,40 @@
-"""Dagster instance storage chosen from the environment: PostgreSQL when configured, else the embedded SQLite.
+"""The Dagster instance: which storage it uses, and its set-up (writer pool, languages, dead runs).
 
-`dagster.yaml` is static YAML, so it cannot say "Postgres if a URL is set". It names
-`ChpitInstanceStorage` as custom storage instead; Dagster calls `from_config_value` every
-time an instance is loaded from that file or rehydrated from an `InstanceRef` (a run
-worker, a Celery worker, a step subprocess). The reference carries the unresolved config
-(the env var's name, `{env: DAGSTER_HOME}`), so each process decides from its own
-environment: workers must be started with the same `CHPIT_PG_URL` and `DAGSTER_HOME`.
+Storage is chosen by the instance's own file, with Dagster's own storages only (issue 17.1):
+`dagster.yaml` keeps runs, event logs and schedules in SQLite under $DAGSTER_HOME (Dagster's
+default); `dagster.postgres.yaml` appended to it (`make INSTANCE=postgres`) keeps them in the
+PostgreSQL database named by $CHPIT_PG_URL, in every process that loads that instance (webserver,
+daemon, run and Celery workers). `open_instance` refuses a process that disagrees with the file it
+finds (issue 18.4), so nobody is shown an empty instance by accident.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
-from dagster._core.storage.base_storage import DagsterStorage
-from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
-from dagster._serdes import ConfigurableClass, ConfigurableClassData
-
-from chpit_assets.files import write_atomic
+import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HOME = PROJECT_ROOT / "data" / "dagster_home"
+INSTANCE_FILE = PROJECT_ROOT / "dagster.yaml"
+POSTGRES_FILE = PROJECT_ROOT / "dagster.postgres.yaml"
 WRITER_POOL = "duckdb_writer"
-BACKEND_FILE = "chpit-instance-backend"
-"""In $DAGSTER_HOME: which storage the instance was first opened on (`sqlite` or `postgresql`)."""
 
 RUN_HOST_TAG = "chpit/host"
 RUN_PID_TAG = "chpit/pid"
 
 PG_URL_ENV = "CHPIT_PG_URL"
-"""Default name of the variable holding a SQLAlchemy/libpq URL, e.g. postgresql://user:pw@host:5432/dagster."""
+"""The variable dagster.postgres.yaml reads: postgresql+psycopg2://user:password@host:5432/db."""
+PG_SCHEME = "postgresql+psycopg2://"
 
 
 class InstanceStorageError(RuntimeError):
-    """The configured PostgreSQL instance storage could not be opened, or this process would open
-    another storage than the one the instance was set up on."""
+    """The instance's storage cannot be opened, or this process's environment disagrees with it."""
 
 
 def default_dagster_home(environ: MutableMapping[str, str] = os.environ) -> None:
@@ -50,7 +44,7 @@ def default_dagster_home(environ: MutableMapping[str, str] = os.environ) -> None
         return
     DEFAULT_HOME.mkdir(parents=True, exist_ok=True)
     if not (DEFAULT_HOME / "dagster.yaml").exists():
-        shutil.copy(PROJECT_ROOT / "dagster.yaml", DEFAULT_HOME / "dagster.yaml")
+        install_instance_file(DEFAULT_HOME, postgres=bool(environ.get(PG_URL_ENV, "").strip()))
     environ["DAGSTER_HOME"] = str(DEFAULT_HOME)
     print(f"DAGSTER_HOME is not set; using {DEFAULT_HOME}", file=sys.stderr, flush=True)
 
@@ -118,97 +112,59 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _check_backend(dagster_home: str, backend: str, env_name: str) -> Path | None:
-    """Issue 18.4: an instance is set up on one storage; a process whose environment would open the
-    other (CHPIT_PG_URL missing or added) would show an empty instance, so it is refused instead.
-    Returns the marker to record once the storage opened, None when it is recorded already."""
-    marker = Path(dagster_home) / BACKEND_FILE
-    if not marker.exists():
-        return marker
-    recorded = marker.read_text().strip()
-    if recorded != backend:
-        how = f"set ${env_name}" if recorded == "postgresql" else f"unset ${env_name}"
+def install_instance_file(home: Path, *, postgres: bool) -> None:
+    """$DAGSTER_HOME/dagster.yaml from the shipped file, with the PostgreSQL storage appended when asked."""
+    text = INSTANCE_FILE.read_text(encoding="utf-8")
+    if postgres:
+        text += "\n" + POSTGRES_FILE.read_text(encoding="utf-8")
+    (home / "dagster.yaml").write_text(text, encoding="utf-8")
+
+
+def open_instance() -> dg.DagsterInstance:
+    """The instance of $DAGSTER_HOME, or an InstanceStorageError saying what to fix (issue 18.4).
+
+    Refused: a URL without the psycopg2 driver (SQLAlchemy would look for psycopg 3, which is not
+    installed); $CHPIT_PG_URL set for an instance whose file keeps SQLite, or unset for one that
+    keeps PostgreSQL; a database that does not answer (named by the variable, never by the URL)."""
+    url = os.environ.get(PG_URL_ENV, "").strip()
+    if url and not url.startswith(PG_SCHEME):
+        raise InstanceStorageError(f"${PG_URL_ENV} must start with {PG_SCHEME} (the driver dagster-postgres installs)")
+    home = Path(os.environ["DAGSTER_HOME"])
+    postgres = _keeps_postgres(home / "dagster.yaml")
+    if postgres and not url:
         raise InstanceStorageError(
-            f"the instance in {dagster_home} was set up on {recorded}, but this process would open {backend} "
-            f"(${env_name} is {'set' if backend == 'postgresql' else 'unset'}): {how}, or delete {marker} to "
-            "switch this instance's storage deliberately (docs/operations.md)"
+            f"the instance in {home} keeps its runs in PostgreSQL, but ${PG_URL_ENV} is unset: set it "
+            "(the same in every process), or point DAGSTER_HOME at a SQLite instance"
         )
-    return None
+    if url and not postgres:
+        raise InstanceStorageError(
+            f"${PG_URL_ENV} is set, but the instance in {home} keeps its runs in SQLite: set that instance up "
+            f"for PostgreSQL (make INSTANCE=postgres, docs/operations.md), or unset ${PG_URL_ENV}"
+        )
+    try:
+        instance = dg.DagsterInstance.get()
+        instance.get_runs(limit=1)  # a PostgreSQL that does not answer fails here, not in the middle of a run
+        return instance
+    except Exception as exc:
+        if not postgres:
+            raise
+        reason = exc.__cause__ or exc  # dagster-postgres's "too many retries" wraps the driver's error
+        message = str(reason).replace(url, "<url>").splitlines()[0]
+        raise InstanceStorageError(
+            f"cannot open the instance's PostgreSQL storage from ${PG_URL_ENV}: {type(reason).__name__}: {message}"
+        ) from None
 
 
-class ChpitInstanceStorage(DagsterStorage, ConfigurableClass):
-    """Factory for the instance's unified storage (runs, events, schedules).
-
-    Subclasses DagsterStorage only because Dagster checks the configured class against it
-    before calling `from_config_value`; it is never instantiated itself. `from_config_value`
-    returns Dagster's own `DagsterPostgresStorage` or `DagsterSqliteStorage`, each carrying
-    this class's `inst_data`, so a reference taken from the instance points back here and is
-    decided again by the process that loads it.
-    """
-
-    @classmethod
-    def config_type(cls) -> dict[str, Any]:
-        return {
-            "postgres_url_env": dg.Field(
-                str,
-                default_value=PG_URL_ENV,
-                description="Name of the environment variable with the PostgreSQL URL; unset or empty = SQLite.",
-            ),
-            "dagster_home": dg.Field(
-                dg.StringSource,
-                description="The instance home; SQLite storage lives in <dagster_home>/storage, "
-                "where Dagster's default keeps it.",
-            ),
-        }
-
-    @classmethod
-    def from_config_value(
-        cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]
-    ) -> DagsterStorage:
-        env_name = config_value["postgres_url_env"]
-        url = os.environ.get(env_name, "").strip()
-        backend = "postgresql" if url else "sqlite"
-        unrecorded = _check_backend(config_value["dagster_home"], backend, env_name)
-        if not url:
-            storage = DagsterSqliteStorage.from_local(
-                base_dir=str(Path(config_value["dagster_home"]) / "storage"), inst_data=inst_data
-            )
-            _record(unrecorded, backend)
-            return storage
-        # dagster_postgres is a hard dependency; imported here so the SQLite path never loads psycopg2.
-        from dagster_postgres import DagsterPostgresStorage
-
-        try:
-            storage = DagsterPostgresStorage(postgres_url=_psycopg2_url(url), inst_data=inst_data)
-        except Exception as exc:  # after dagster-postgres's own retries; the chain could echo the URL's password
-            reason = exc.__cause__ or exc
-            raise InstanceStorageError(
-                f"cannot open Dagster instance storage on PostgreSQL from ${env_name}: "
-                f"{type(reason).__name__}: {_redact(str(reason), url)}"
-            ) from None
-        _record(unrecorded, backend)
-        return storage
-
-
-def _record(marker: Path | None, backend: str) -> None:
-    if marker is not None:
-        write_atomic(marker, f"{backend}\n".encode())
-
-
-def _psycopg2_url(url: str) -> str:
-    """The URL with the psycopg2 driver named: SQLAlchemy 2.1 maps a bare postgresql:// to
-    psycopg 3, which is not installed; dagster-postgres ships psycopg2."""
-    scheme, sep, rest = url.partition("://")
-    return f"postgresql+psycopg2://{rest}" if sep and scheme in ("postgres", "postgresql") else url
-
-
-def _redact(message: str, url: str) -> str:
-    """The error text without the URL (it may hold a password)."""
-    return message.replace(_psycopg2_url(url), "<url>").replace(url, "<url>")
+def _keeps_postgres(instance_file: Path) -> bool:
+    try:
+        config = yaml.safe_load(instance_file.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        return False
+    return "postgres" in (config.get("storage") or {})
 
 
 if __name__ == "__main__":
     # `python -m chpit_assets.instance`: the instance set-up `make dev` and `make daemon` run first.
     default_dagster_home()
-    with dg.DagsterInstance.get() as _instance:
+    with open_instance() as _instance:
         print(f"{WRITER_POOL}: limit {prepare_instance(_instance)} on {os.environ['DAGSTER_HOME']}")

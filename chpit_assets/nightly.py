@@ -47,12 +47,12 @@ def main(args: argparse.Namespace) -> int:
     """Tonight's run (or the sensor's, with --changed) through the request the schedule (or sensor) makes."""
     from chpit_assets.defs.ops.sensors import check_catalog
     from chpit_assets.defs.resources import ChpitStore, FedlexSource
-    from chpit_assets.instance import prepare_instance
+    from chpit_assets.instance import open_instance, prepare_instance
     from chpit_assets.pipeline import execute
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    instance = dg.DagsterInstance.get()
+    instance = open_instance()
     prepare_instance(instance)
     if args.changed:
         check = check_catalog(FedlexSource(), ChpitStore())

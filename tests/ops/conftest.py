@@ -23,6 +23,8 @@ from typing import Protocol
 import psycopg2
 import pytest
 
+from chpit_assets.instance import PG_SCHEME, install_instance_file
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "fedlex-sample"
 PG_HOST, PG_PORT, PG_USER, PG_ADMIN_DB = "127.0.0.1", 5432, "postgres", "test"
@@ -60,7 +62,7 @@ def pg_url() -> Iterator[str]:
     try:
         with admin.cursor() as cur:
             cur.execute(f'CREATE DATABASE "{name}"')
-        yield f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
+        yield f"{PG_SCHEME}{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
     finally:
         with admin.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -69,7 +71,7 @@ def pg_url() -> Iterator[str]:
 
 def pg_rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
     """Rows of a query run straight on PostgreSQL, bypassing Dagster."""
-    con = psycopg2.connect(url)
+    con = psycopg2.connect(url.replace(PG_SCHEME, "postgresql://"))  # libpq takes no SQLAlchemy driver name
     try:
         with con.cursor() as cur:
             cur.execute(sql, params)
@@ -91,6 +93,13 @@ def dagster_home(tmp_path: Path) -> Path:
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     return home
+
+
+@pytest.fixture
+def postgres_home(dagster_home: Path) -> Path:
+    """The same home set up for PostgreSQL, as `make INSTANCE=postgres` lays it out."""
+    install_instance_file(dagster_home, postgres=True)
+    return dagster_home
 
 
 @pytest.fixture

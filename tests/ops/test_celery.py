@@ -73,7 +73,7 @@ def queue(amqp_url: str) -> Iterator[str]:
         connection.default_channel.queue_delete(name)
 
 
-def test_the_parse_runs_on_two_celery_workers(base_env, pg_url, amqp_url, queue, tmp_path, spawn):
+def test_the_parse_runs_on_two_celery_workers(base_env, postgres_home, pg_url, amqp_url, queue, tmp_path, spawn):
     env = dict(base_env, CHPIT_PG_URL=pg_url)
     names = [f"w{n}-{queue}" for n in (1, 2)]
     worker_env = dict(env, PYTHONPATH=str(_worker_config(tmp_path / "celery", amqp_url)))
