@@ -222,7 +222,9 @@ def select(changes: list[dict], lang: str, settings: BuildSettings, frozen: list
             per_act[ch["act_id"]] += 1
             kept.append(ch)
     capped = len(pool) - len(kept)
-    cap, halves, skips, consumed = settings.item_cap, [], {}, 0
+    cap, consumed = settings.item_cap, 0
+    halves: list[Half] = []
+    skips: dict[str, int] = {}
     for ch in kept:
         if cap and len(frozen) + len(halves) >= cap:
             break
@@ -331,7 +333,7 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
     sel = select(changes, lang, settings, frozen)
     # Frozen items are copied as recorded, FREE_FIELDS aside (core is stamped below).
     entries: list[Half | dict] = sorted(
-        [dict(i) for i in frozen] + sel.halves, key=lambda e: e.id if isinstance(e, Half) else e["id"]
+        [*(dict(i) for i in frozen), *sel.halves], key=lambda e: e.id if isinstance(e, Half) else e["id"]
     )
     core = select_core(
         [
@@ -375,9 +377,12 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
     fresh: dict[str, bytes] = {}
     for n, id_ in enumerate(ids):
         if lines[n] is None:
-            lines[n] = fresh[id_] = item_line(rendering[id_]).encode("utf-8")
+            line = lines[n] = fresh[id_] = item_line(rendering[id_]).encode("utf-8")
             # A line nothing vouches for is known by its own digest, so the write still skips it unchanged.
-            fingerprints[n] = fingerprints[n] or "line:" + hashlib.md5(lines[n]).hexdigest()
+            fingerprints[n] = fingerprints[n] or "line:" + hashlib.md5(line).hexdigest()
+    # Every line is rendered or stored by now, and every line has a fingerprint.
+    complete, known = [line for line in lines if line is not None], [f for f in fingerprints if f is not None]
+    assert len(complete) == len(known) == len(ids)
     stats = {
         **asdict(settings),
         "eligible_changes": len(changes),
@@ -394,8 +399,8 @@ def _build_items(con: duckdb.DuckDBPyConnection, lang: str, settings: BuildSetti
     return ItemBuild(
         lang,
         ids,
-        [stamp_core(line, id_ in core.ids) for id_, line in zip(ids, lines)],
-        fingerprints,
+        [stamp_core(line, id_ in core.ids) for id_, line in zip(ids, complete)],
+        known,
         fresh,
         core,
         stats,
@@ -504,10 +509,12 @@ def _collect_lines(con: duckdb.DuckDBPyConnection) -> None:
     """Delete the lines no item uses once they outnumber the lines in use: a rebuild leaves the
     lines it replaced behind, and deleting them every time costs a rewrite of the table each
     time (see bench_line in tables.py); this way the table stays under twice its live size."""
-    unused, used = con.execute(
+    counts = con.execute(
         "SELECT count(*) FILTER (WHERE i.fingerprint IS NULL), count(*) FILTER (WHERE i.fingerprint IS NOT NULL) "
         "FROM bench_line l LEFT JOIN (SELECT DISTINCT fingerprint FROM bench_item) i USING (fingerprint)"
     ).fetchone()
+    assert counts is not None  # an aggregate always returns its one row
+    unused, used = counts
     if unused > used:
         con.execute("DELETE FROM bench_line WHERE fingerprint NOT IN (SELECT fingerprint FROM bench_item)")
 

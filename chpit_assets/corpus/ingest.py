@@ -39,13 +39,18 @@ _ABBREVIATION = re.compile(r"^[A-ZÄÖÜ][A-Za-zÄÖÜäöüÀ-ÿ0-9.\-/]{0,15}$
 
 
 class FetchedEdition(Protocol):
-    """What the downloader hands over for one catalog edition."""
+    """What the downloader hands over for one catalog edition (read-only: results are frozen)."""
 
-    edition: CatalogEdition
-    path: Path | None
-    sha256: str | None
-    stage: str  # 'downloaded' | 'cached' (usable) or a failure stage ('no_file', 'download', 'validate')
-    error: str | None
+    @property
+    def edition(self) -> CatalogEdition: ...
+    @property
+    def path(self) -> Path | None: ...
+    @property
+    def sha256(self) -> str | None: ...
+    @property
+    def stage(self) -> str: ...  # 'downloaded' | 'cached' (usable) or a failure ('no_file', 'download', 'validate')
+    @property
+    def error(self) -> str | None: ...
 
 
 USABLE_STAGES = frozenset({"downloaded", "cached"})
@@ -197,7 +202,9 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         for row, act, edition, got, last_good in to_parse:
             where = f"SR {act.sr_number} {edition.consolidation} [{lang}] {edition.file_url}"
             try:
-                parsed = parse_edition(Path(got.path).read_bytes(), where)
+                if got.path is None:  # to_parse holds usable editions only, which have a file
+                    raise OSError(f"{where}: no file")
+                parsed = parse_edition(got.path.read_bytes(), where)
             except (AknError, OSError) as exc:
                 _fail(report, row, act, edition, getattr(exc, "stage", "parse"), str(exc), last_good)
                 continue
@@ -226,10 +233,10 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
                             act.sr_number,
                             edition.consolidation,
                             lang,
-                            row["revision"],
+                            str(row["revision"]),
                             last_good["sha256"],
-                            got.sha256,
-                            row["generator"],
+                            str(got.sha256),
+                            str(row["generator"]) if row["generator"] is not None else None,
                         )
                     )
                 if stored == content:

@@ -83,6 +83,13 @@ def _date(value: str | None, what: str) -> date | None:
         raise CatalogError(f"{what}: not an ISO date: {value!r}") from exc
 
 
+def _required_date(value: str | None, what: str) -> date:
+    day = _date(value, what)
+    if day is None:
+        raise CatalogError(f"{what}: missing")
+    return day
+
+
 def _relative_file(name: str, catalog: Path, where: str) -> str:
     """A catalog's file entry: a plain relative path inside the catalog's folder."""
     parts = name.split("/")
@@ -128,7 +135,7 @@ def load_sample_catalog(sample_dir: Path) -> Catalog:
                     act_eli=a["eli"],
                     consolidation=e["consolidation"],
                     lang=e["lang"],
-                    date_applicability=_date(e["date_applicability"], f"{where} date_applicability"),
+                    date_applicability=_required_date(e["date_applicability"], f"{where} date_applicability"),
                     date_end_applicability=_date(e.get("date_end_applicability"), f"{where} date_end_applicability"),
                     file_url=file_url,
                     sha256=e.get("sha256"),

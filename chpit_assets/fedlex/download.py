@@ -234,7 +234,7 @@ class EditionDownloader(FedlexHttpUser):
         cached = self.cache.lookup_many(
             (e.file_url for e in todo if e.file_url is not None and e.act_eli in acts), langs={e.lang for e in todo}
         )
-        results: list[DownloadResult | None] = [self._known(e, cached.get(e.file_url)) for e in todo]
+        results: list[DownloadResult | None] = [self._known(e, cached.get(e.file_url or "")) for e in todo]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:
             self.cache.sweep_stale_temp()  # leftovers of a run that died while fetching
@@ -276,6 +276,7 @@ class EditionDownloader(FedlexHttpUser):
     def _one(self, edition: CatalogEdition, act: CatalogAct | None) -> DownloadResult:
         """Fetch, validate and cache one edition that has a file and is not in the cache."""
         url = edition.file_url
+        assert url is not None  # editions without a file are answered by _known
         sr = act.sr_number if act is not None else "?"
         where = f"act {edition.act_eli} (SR {sr}) edition {edition.consolidation} [{edition.lang}] {url}"
         try:

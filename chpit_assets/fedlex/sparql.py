@@ -446,6 +446,8 @@ class FedlexSparqlClient(FedlexHttpUser):
             where = f"{cons} [{lang}]"
             try:
                 start = _date(self._one(slot["date"], f"{where} dateApplicability"), f"{where} dateApplicability")
+                if start is None:
+                    raise CatalogError(f"{where} dateApplicability: missing")
                 end = _date(self._one(slot["end"], f"{where} dateEndApplicability"), f"{where} dateEndApplicability")
             except CatalogError as exc:
                 self.report.warn(f"{where}: dropped, {exc}")

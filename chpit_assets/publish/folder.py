@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from chpit_assets.faults import kill_point
 
 from .errors import PublishError
-from .gate import act_counts
+from .gate import ActCounts, act_counts
 
 PREVIOUS_SUFFIX = ".previous"
 LOCK_SUFFIX = ".lock"
@@ -146,7 +146,7 @@ def _live(publish_dir: Path) -> Path:
     return publish_dir if publish_dir.exists() else _previous(publish_dir)
 
 
-def published_acts(publish_dir: Path) -> dict[str, dict[int, tuple[str, int]]]:
+def published_acts(publish_dir: Path) -> dict[str, ActCounts]:
     """Per language {act_id: (label, items)} of the live publication's full shards (`gate.act_counts`). Read-only."""
     rows: dict[str, list[dict]] = defaultdict(list)
     for shard in sorted(_live(publish_dir).glob("data/*/full-*.parquet")):

@@ -22,7 +22,7 @@ from .candidate import Candidate
 from .oracle import OracleCheck, content_hash
 from .schema import schema_errors
 
-ActCounts = dict[int, tuple[str, int]]
+ActCounts = dict[int | None, tuple[str, int]]  # None: an item without act_id (schema_exact reports it)
 
 CRITICAL_CHECKS: dict[str, str] = {
     "oracle_one": "R1: the oracle scored 1.000 grounded_correct, 0 errors, on exactly the core items to publish.",
@@ -96,7 +96,8 @@ def _keyed(items: list[dict]) -> list[dict]:
 
 
 def _edition(item: dict, side: str) -> dict:
-    return item.get(side) if isinstance(item.get(side), dict) else {}
+    value = item.get(side)
+    return value if isinstance(value, dict) else {}
 
 
 def _oracle(candidate: Candidate, failures: list[str], scored_ids: Mapping[str, set[str]]) -> list[str]:
@@ -110,7 +111,7 @@ def _oracle(candidate: Candidate, failures: list[str], scored_ids: Mapping[str, 
 
 def act_counts(items: list[dict]) -> ActCounts:
     """{act_id: (label, items)} of one language's items; the label names the act for a reader."""
-    counts: dict[int, tuple[str, int]] = {}
+    counts: ActCounts = {}
     for item in items:
         act_id = item.get("act_id")
         n = counts.get(act_id, ("", 0))[1]

@@ -66,9 +66,9 @@ def oracle_check(items: Mapping[str, list[dict]], tools) -> OracleCheck:
                     f"{lang}: {ident}: oracle {label}: the item's gold is not the store's text of "
                     f"{item.get('e_id')} on {item.get('as_of')}"
                 )
-            elif answer.lookup["version_id"] != item["gold"].get("version_id"):
+            elif (answer.lookup or {}).get("version_id") != item["gold"].get("version_id"):
                 offenders.append(
                     f"{lang}: {ident}: gold.version_id {item['gold'].get('version_id')} is not the "
-                    f"edition in force on {item.get('as_of')} ({answer.lookup['version_id']})"
+                    f"edition in force on {item.get('as_of')} ({(answer.lookup or {}).get('version_id')})"
                 )
     return OracleCheck(offenders, {lang: content_hash(lang_items) for lang, lang_items in items.items()})

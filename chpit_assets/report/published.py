@@ -226,20 +226,20 @@ def tools_report(scored: Mapping[str, Iterable[dict]]) -> dict[str, dict]:
 
 def report_all(scored: Mapping[str, Iterable[dict]]) -> dict:
     """§8 `report-all.json`: {lang: {system: {all|after|before: stats}}, tools}, langs and systems sorted."""
-    scored = {key: list(lines) for key, lines in scored.items()}
-    hard = _hard_by_item(scored)
+    lists: dict[str, list[dict]] = {key: list(lines) for key, lines in scored.items()}
+    hard = _hard_by_item(lists)
     out: dict = {}
-    for lang in sorted({line["lang"] for lines in scored.values() for line in lines}):
+    for lang in sorted({line["lang"] for lines in lists.values() for line in lines}):
         systems = {}
-        for key in sorted(scored, key=published_system):
-            lines = sorted(winners(l for l in scored[key] if l["lang"] == lang).values(), key=lambda l: l["id"])
+        for key in sorted(lists, key=published_system):
+            lines = sorted(winners(l for l in lists[key] if l["lang"] == lang).values(), key=lambda l: l["id"])
             if lines:
                 systems[published_system(key)] = {
                     part: _stats(lines if part == "all" else [l for l in lines if l["kind"] == part], hard)
                     for part in PARTS
                 }
         out[lang] = systems
-    out["tools"] = tools_report(scored)
+    out["tools"] = tools_report(lists)
     return out
 
 

@@ -148,14 +148,14 @@ def _abstention_rows(system: str, lines: list[dict], langs: list[str]) -> list[d
 
 def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
     """All report tables from {system key: scored lines (any languages)}. Deterministic in its input."""
-    scored = {key: list(lines) for key, lines in scored.items()}
-    easy = recite_easy_by_id(scored)
-    systems = sorted(scored, key=system_order)
-    langs = sorted({line["lang"] for lines in scored.values() for line in lines})
+    lists: dict[str, list[dict]] = {key: list(lines) for key, lines in scored.items()}
+    easy = recite_easy_by_id(lists)
+    systems = sorted(lists, key=system_order)
+    langs = sorted({line["lang"] for lines in lists.values() for line in lines})
 
     headline, rows, tools = [], [], []
     for system in systems:
-        lines = scored[system]
+        lines = lists[system]
         overall = _row(lines, easy)
         by_lang = {lang: _row([l for l in lines if l["lang"] == lang], easy) for lang in HEADLINE_LANGS}
         headline.append(
@@ -181,8 +181,8 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         if parse_system_key(system).base_mode == "agentic":
             tools.append({"system": system, "lang": "all", **_tools_row(lines)})
 
-    abstention = [row for system in systems for row in _abstention_rows(system, scored[system], langs)]
-    item_ids = {lang: {l["id"] for lines in scored.values() for l in lines if l["lang"] == lang} for lang in langs}
+    abstention = [row for system in systems for row in _abstention_rows(system, lists[system], langs)]
+    item_ids = {lang: {l["id"] for lines in lists.values() for l in lines if l["lang"] == lang} for lang in langs}
     date_sensitive = {}
     for lang in langs:
         known = [i for i in sorted(item_ids[lang]) if i in easy]
@@ -203,5 +203,5 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         "tools": tools,
         "abstention": abstention,
         # §5's tools report with the published keys, beside ours (same lines, the published definitions).
-        "tools_published": tools_report(scored),
+        "tools_published": tools_report(lists),
     }

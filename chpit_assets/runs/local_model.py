@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -111,7 +112,7 @@ class LocalModelServer:
         self.startup_timeout = startup_timeout
         self.base_url: str | None = None
         self._proc: subprocess.Popen | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
 
     @cached_property
     def model_sha256(self) -> str:
@@ -157,15 +158,22 @@ class LocalModelServer:
             self.stop()
             raise
 
+    def _running(self) -> subprocess.Popen:
+        if self._proc is None:
+            raise LocalModelError("the local model server is not started")
+        return self._proc
+
     def _announced(self) -> dict:
         line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(self._proc.stdout.readline()), daemon=True)
+        stdout = self._running().stdout
+        assert stdout is not None  # started with stdout=PIPE
+        reader = threading.Thread(target=lambda: line.append(stdout.readline()), daemon=True)
         reader.start()
         reader.join(self.startup_timeout)
         if not line or not line[0].strip():
             raise LocalModelError(
                 f"local model server did not start within {self.startup_timeout:.0f} s "
-                f"(exit code {self._proc.poll()}); log tail:\n{self.log_tail()}"
+                f"(exit code {self._running().poll()}); log tail:\n{self.log_tail()}"
             )
         return json.loads(line[0])
 
@@ -177,10 +185,10 @@ class LocalModelServer:
                     return
             except httpx.TransportError:
                 pass
-            if self._proc.poll() is not None or time.monotonic() > deadline:
+            if self._running().poll() is not None or time.monotonic() > deadline:
                 raise LocalModelError(
                     f"local model server at {self.base_url} never became healthy "
-                    f"(exit code {self._proc.poll()}); log tail:\n{self.log_tail()}"
+                    f"(exit code {self._running().poll()}); log tail:\n{self.log_tail()}"
                 )
             time.sleep(0.2)
 
@@ -194,14 +202,15 @@ class LocalModelServer:
         proc, self._proc, self.base_url = self._proc, None, None
         if proc is None:
             return
-        for step in (lambda: proc.stdin.close(), proc.terminate, proc.kill):
+        for step in (lambda: proc.stdin and proc.stdin.close(), proc.terminate, proc.kill):
             step()
             try:
                 proc.wait(timeout)
                 break
             except subprocess.TimeoutExpired:
                 continue
-        proc.stdout.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
         if self._log is not None:
             self._log.close()
             os.unlink(self._log.name)
@@ -237,7 +246,12 @@ def serve(options: ServeOptions, watch_stdin: bool) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
     if watch_stdin:
-        threading.Thread(target=lambda: (sys.stdin.read(), stopping.set()), daemon=True).start()
+
+        def watch() -> None:
+            sys.stdin.read()  # returns when the parent closes our stdin (or dies)
+            stopping.set()
+
+        threading.Thread(target=watch, daemon=True).start()
     base_url = server.listening_address.strip()
     print(json.dumps({"base_url": base_url, "model": model_name(path)}), flush=True)
     stopping.wait()

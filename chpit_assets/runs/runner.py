@@ -421,7 +421,7 @@ def prepare_system(
         if config is not None:
             clients[parsed.slug] = ChatClient(config)
     system = build_system(key, tools=tools, clients=clients)
-    client = clients.get(parsed.slug)
+    client = clients.get(parsed.slug) if parsed.slug is not None else None
     if client is not None:
         try:
             estimate = estimate_run(system, items)

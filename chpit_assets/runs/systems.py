@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .client import ChatClient, ChatReply
+from .client import ChatClient, ChatReply, EndpointConfig
 from .errors import QuestionNotUnderstood, UnknownSystemError
 
 FREE_SYSTEMS = ("cite/current", "cite/pit", "search/pit")  # model-free, ours (issue 16)
@@ -122,7 +122,7 @@ class System:
 
     key: str
     mode: str
-    config = None  # the EndpointConfig of a model system
+    config: EndpointConfig | None = None  # the EndpointConfig of a model system
 
     def answer(self, item: dict) -> Answer:
         raise NotImplementedError
@@ -307,8 +307,8 @@ class ContextSystem(_ModelSystem):
         if base_mode(self.mode) == "pit":
             arguments["as_of"] = item["as_of"]
         result = self.call_tool(self.tools, "ch_get_act_article", arguments)
-        article = result.get("article") if "error" not in result else None
-        text = (article or {}).get("text") or ""
+        article = (result.get("article") if "error" not in result else None) or {}
+        text = article.get("text") or ""
         version = result.get("version") or {}
         tool_result = {"error": result.get("error"), "as_of": result.get("as_of", arguments.get("as_of"))}
         tool_result.update({k: version[k] for k in ("version_id", "date_applicability") if k in version})
@@ -488,7 +488,7 @@ def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | No
         return CiteSystem(parsed.mode, tools)
     if parsed.mode == "search/pit":
         return SearchSystem(tools)
-    client = (clients or {}).get(parsed.slug)
+    client = (clients or {}).get(parsed.slug) if parsed.slug is not None else None
     if client is None:
         raise UnknownSystemError(
             f"system {key!r}: no endpoint configured for model {parsed.slug!r} (configured: {sorted(clients or {})})"

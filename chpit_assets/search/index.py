@@ -200,7 +200,10 @@ def _delete(db: sqlite3.Connection, version_ids: list[int], lang: str) -> None:
             "FROM article a JOIN edition e USING (version_id) WHERE a.version_id = ?",
             [version_id],
         ).fetchall()
-        values = [_fts_values(*row, lang) for row in rows]
+        values = [
+            _fts_values(article_id, abbreviation, title, number, heading, text, lang)
+            for article_id, abbreviation, title, number, heading, text in rows
+        ]
         db.executemany(_WORDS_DELETE, [w for w, _ in values])
         db.executemany(_GRAMS_DELETE, [g for _, g in values])
         db.execute("DELETE FROM article WHERE version_id = ?", [version_id])

@@ -512,11 +512,11 @@ def _generate_act(index: int, params: Params, templates: list[Template], out: Pa
                     }
                 )
         for lang in params.langs:
-            entry = {
+            entry: dict[str, object] = {
                 "consolidation": act.consolidation(i),
                 "lang": lang,
                 "date_applicability": act.starts[i].isoformat(),
-                "date_end_applicability": act.ends[i].isoformat() if act.ends[i] else None,
+                "date_end_applicability": end.isoformat() if (end := act.ends[i]) else None,
                 "file": None,
                 "sha256": None,
             }

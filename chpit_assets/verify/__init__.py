@@ -135,7 +135,11 @@ def _label(e: Evidence) -> str:
 
 def references(sentence: str) -> list[tuple[str, str | None]]:
     """(article number, abbreviation or None) of every article the sentence names."""
-    return [(number_key(m[1]), m[2].rstrip(".") if m[2] else None) for m in _REFERENCE.finditer(sentence)]
+    return [
+        (number, m[2].rstrip(".") if m[2] else None)
+        for m in _REFERENCE.finditer(sentence)
+        if (number := number_key(m[1]))  # the pattern's number group is never empty
+    ]
 
 
 def sentences(answer: str) -> list[tuple[int, str]]:

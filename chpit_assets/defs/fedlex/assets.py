@@ -1,5 +1,7 @@
 """Fedlex -> catalog -> edition files -> parsed articles, one language partition at a time."""
 
+from typing import Any
+
 import dagster as dg
 
 from chpit_assets.corpus.ingest import IngestReport, store_editions
@@ -81,7 +83,7 @@ def parsed_articles(
            WHERE v.lang = ? ORDER BY c.sr_number, v.date_applicability, a.e_id, a.occurrence LIMIT 5""",
         [context.partition_key],
     )
-    metadata = {
+    metadata: dict[str, Any] = {
         "acts": report.acts,
         "editions": report.editions,
         "parsed": report.parsed,

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -45,7 +46,8 @@ GROUP = "runs"
 DEFAULT_SYSTEMS: tuple[str, ...] = LOOKUP_MODES
 """What `make run` runs on the sample: no model, no network."""
 
-systems_partitions = dg.DynamicPartitionsDefinition(name="systems")
+SYSTEMS_AXIS = "systems"
+systems_partitions = dg.DynamicPartitionsDefinition(name=SYSTEMS_AXIS)
 system_lang_partitions = dg.MultiPartitionsDefinition({"system": systems_partitions, "lang": lang_partitions})
 
 
@@ -53,7 +55,7 @@ def register_systems(instance: dg.DagsterInstance, keys: Sequence[str]) -> None:
     """Add system keys to the `systems` axis, refusing unknown keys before Dagster ever sees them."""
     for key in keys:
         parse_system_key(key)
-    instance.add_dynamic_partitions(systems_partitions.name, list(keys))
+    instance.add_dynamic_partitions(SYSTEMS_AXIS, list(keys))
 
 
 class ModelEndpoint(dg.ConfigurableResource):
@@ -103,7 +105,7 @@ class ModelEndpoint(dg.ConfigurableResource):
         if slug is None or slug != self.slug:
             yield {}  # an unconfigured slug becomes build_system's UnknownSystemError
             return
-        settings = dict(
+        settings: dict[str, Any] = dict(
             api_key_env=self.api_key_env or None,
             timeout_s=self.timeout_s,
             max_tokens=self.max_tokens,
