@@ -1,24 +1,26 @@
-"""The code location: every asset and check under `chpit_assets.defs`, bound to the resources.
+"""The code location: the `chpit_assets.defs` folder loaded as a whole (`dg.load_defs`).
 
-Jobs, the nightly schedule, the new-edition sensor and the automation sensor live in
-`chpit_assets.defs.ops` (docs/scheduling.md). Resources resolve their folders when used, not
-here (chpit_assets.defs.resources), so loading this module reads no environment.
+Each domain's `defs/<domain>/{assets,checks,resources}.py` declares its own definitions and the
+resources its assets use; jobs, the nightly schedule, the new-edition sensor and the automation
+sensor live in `defs/ops` (docs/scheduling.md). Here only what spans domains is added: owners and
+tags per group, build_report's automation condition, and the executor. Resources resolve their
+folders when used, not here (chpit_assets.defs.resources), so loading this module reads no environment.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TypeVar, cast
 
 import dagster as dg
 
 from chpit_assets import defs as defs_package
 
-from .defs.ops.automation import REPORT_AUTOMATION, automation_sensor
-from .defs.ops.jobs import benchmark_job, build_job, build_report_job, nightly_job
-from .defs.ops.schedules import nightly_build
-from .defs.ops.sensors import new_edition_sensor
-from .defs.resources import ChpitStore, FedlexSource
+from .defs.ops.automation import REPORT_AUTOMATION
 from .executors import chpit_executor
+
+T = TypeVar("T")
 
 OWNERS = {
     "fedlex": "team:fedlex-ingest",
@@ -41,20 +43,26 @@ def _operations(spec: dg.AssetSpec) -> dg.AssetSpec:
 
 
 def build_definitions(resources: dict[str, dg.ConfigurableResource] | None = None) -> dg.Definitions:
-    """The code location; `resources` replaces some of its resources (the tests give their own data folder)."""
-    loaded = dg.load_assets_from_package_module(defs_package)
-    assert all(isinstance(a, dg.AssetsDefinition) for a in loaded)  # no source or cacheable assets here
-    assets = dg.map_asset_specs(_operations, cast(list[dg.AssetsDefinition], loaded))
-    checks = dg.load_asset_checks_from_package_module(defs_package)
+    """The defs folder loaded as a whole, with owners, tags and the executor applied; `resources`
+    replaces some of its resources (the tests give their own data folder)."""
+    # The folder holding the package: a checkout need not carry pyproject.toml (the tests' project copies).
+    loaded = dg.load_defs(defs_root=defs_package, project_root=Path(__file__).resolve().parents[1])
+    # A module that imports another's definition (checks import their asset) lists it again: once each.
+    assets = _once(loaded.assets or [])
+    assert all(isinstance(a, dg.AssetsDefinition) for a in assets)  # no source or cacheable assets here
     return dg.Definitions(
-        assets=assets,
-        asset_checks=checks,
+        assets=dg.map_asset_specs(_operations, cast(list[dg.AssetsDefinition], assets)),
+        asset_checks=_once(loaded.asset_checks or []),
+        jobs=_once(loaded.jobs or []),
+        schedules=_once(loaded.schedules or []),
+        sensors=_once(loaded.sensors or []),
         executor=chpit_executor,
-        jobs=[build_job, build_report_job, nightly_job, benchmark_job],
-        schedules=[nightly_build],
-        sensors=[new_edition_sensor, automation_sensor],
-        resources={"chpit": ChpitStore(), "fedlex": FedlexSource(), **(resources or {})},
+        resources={**(loaded.resources or {}), **(resources or {})},
     )
+
+
+def _once(definitions: Iterable[T]) -> list[T]:
+    return list({id(d): d for d in definitions}.values())
 
 
 defs = build_definitions()

@@ -142,3 +142,7 @@ class FedlexSource(dg.ConfigurableResource):
         if not catalog.editions:
             raise CatalogError(f"the {self.mode} catalog ({source}) lists no edition in {lang!r}; refusing to clear it")
         return catalog
+
+
+# The store and the Fedlex source, for every domain's assets; loaded with the defs folder.
+defs = dg.Definitions(resources={"chpit": ChpitStore(), "fedlex": FedlexSource()})

@@ -1,7 +1,7 @@
 """Issue 17.2: the shipped definitions as one reviewed file, so a change to the graph is a visible diff.
 
 `graph_snapshot.json` holds every asset (deps, partitions, group, kinds, owners, pool, automation),
-every check, job (with the assets it selects), schedule and sensor of `chpit_assets.definitions.defs`.
+every check, job (with the assets it selects), schedule, sensor and resource of `chpit_assets.definitions.defs`.
 After an intended change, rewrite it with `CHPIT_UPDATE_SNAPSHOT=1 pytest tests/defs/test_graph_snapshot.py`
 and commit the diff with the change.
 """
@@ -62,7 +62,14 @@ def describe(defs: dg.Definitions) -> dict:
         for s in repo.schedule_defs
     }
     sensors = {s.name: {"job": s.job_name if s.has_jobs else None, "type": type(s).__name__} for s in repo.sensor_defs}
-    return {"assets": dict(sorted(assets.items())), "jobs": jobs, "schedules": schedules, "sensors": sensors}
+    resources = {key: type(resource).__name__ for key, resource in sorted((defs.resources or {}).items())}
+    return {
+        "assets": dict(sorted(assets.items())),
+        "jobs": jobs,
+        "schedules": schedules,
+        "sensors": sensors,
+        "resources": resources,
+    }
 
 
 def test_the_shipped_graph_equals_its_reviewed_snapshot():

@@ -62,10 +62,6 @@ class Publication(dg.ConfigurableResource):
         return CountBounds(dict(self.min_items), self.max_items, self.max_drop_share, self.max_drop_items)
 
 
-PUBLICATION = Publication.configure_at_launch()
-"""One definition object, bound on the checks and on hf_dataset, so the two read the same settings."""
-
-
 def _candidate(chpit: ChpitStore) -> Candidate:
     return load_candidate(chpit.build_dir, chpit.results_dir, chpit.report_dir, BENCH_LANGS)
 
@@ -141,9 +137,7 @@ def publish_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
     )
 
 
-@dg.asset(
-    group_name=GROUP, deps=[publish_gate], kinds={"parquet", "huggingface"}, resource_defs={"publication": PUBLICATION}
-)
+@dg.asset(group_name=GROUP, deps=[publish_gate], kinds={"parquet", "huggingface"})
 def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication: Publication) -> dg.MaterializeResult:
     """data/publish/: parquet shards per language and split, the dataset card; Hub upload when configured."""
     with publishing(chpit, publication, context.log):

@@ -10,7 +10,7 @@ import dagster as dg
 from chpit_assets.publish import CRITICAL_CHECKS
 
 from ..resources import ChpitStore
-from .assets import PUBLICATION, Publication, gate_notes, offenders_md, publish_gate, publishing, run_gate
+from .assets import Publication, gate_notes, offenders_md, publish_gate, publishing, run_gate
 
 
 @dg.multi_asset_check(
@@ -18,7 +18,6 @@ from .assets import PUBLICATION, Publication, gate_notes, offenders_md, publish_
         dg.AssetCheckSpec(name, asset=publish_gate, blocking=True, description=description)
         for name, description in CRITICAL_CHECKS.items()
     ],
-    resource_defs={"publication": PUBLICATION},
 )
 def publication_gate(context: dg.AssetCheckExecutionContext, chpit: ChpitStore, publication: Publication):
     with publishing(chpit, publication, context.log):

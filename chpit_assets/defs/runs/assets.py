@@ -244,9 +244,6 @@ def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
         oracle_gate,
         dg.AssetDep("core_split", partition_mapping=dg.MultiToSingleDimensionPartitionMapping("lang")),
     ],
-    # Bound here, not in Definitions: the defaults (local SmolLM2) need no binding, and a run points
-    # at another endpoint through run config `resources: {model: {config: {...}}}`.
-    resource_defs={"model": ModelEndpoint.configure_at_launch()},
     kinds={"python"},
 )
 def results(
