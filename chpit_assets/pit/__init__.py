@@ -16,14 +16,16 @@ from .errors import (
     UnknownTool,
 )
 from .keys import article_key, sr_key
+from .results import ArticleResult, Carrier, HistoryResult, TextResult
 from .schema import SEARCH_TOOL_SPECS, TOOL_NAMES, TOOL_SPECS, validate_arguments
-from .tools import ArticleResult, HistoryResult, PitTools, TextResult, call_tool
+from .tools import PitTools, call_tool
 
 __all__ = [
     "TOOL_NAMES",
     "TOOL_SPECS",
     "ArticleResult",
     "BadCall",
+    "Carrier",
     "DateBeforeFirstEdition",
     "HistoryResult",
     "InvalidArgument",

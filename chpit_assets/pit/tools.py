@@ -21,51 +21,16 @@ from chpit_assets.search.index import SearchIndexError
 from chpit_assets.search.tool import SearchResult, SearchTool
 
 from .errors import (
-    BadCall,
-    DateBeforeFirstEdition,
     InvalidArgument,
-    NoEditionInLanguage,
-    NoEditionOnDate,
     NoSearchIndex,
-    PitError,
     ToolMiss,
-    UnknownAct,
-    UnknownArticle,
     UnknownLanguage,
-    UnknownTool,
     clip,
 )
-from .keys import article_key, sr_key
+from .keys import sr_key
 from .resolver import ResolvedAct, Resolver, article_block
-from .results import ActRef, ArticleChange, ArticleResult, Carrier, EditionRef, HistoryResult, TextArticle, TextResult
-from .schema import MAX_CHARS, TOOL_NAMES, TOOL_SPECS, validate_arguments
-
-__all__ = [
-    "TOOL_NAMES",
-    "TOOL_SPECS",
-    "ActRef",
-    "ArticleChange",
-    "ArticleResult",
-    "BadCall",
-    "Carrier",
-    "DateBeforeFirstEdition",
-    "EditionRef",
-    "HistoryResult",
-    "InvalidArgument",
-    "NoEditionInLanguage",
-    "NoEditionOnDate",
-    "PitError",
-    "PitTools",
-    "TextResult",
-    "ToolMiss",
-    "UnknownAct",
-    "UnknownArticle",
-    "UnknownLanguage",
-    "UnknownTool",
-    "article_key",
-    "call_tool",
-    "sr_key",
-]
+from .results import ArticleResult, HistoryResult, TextArticle, TextResult
+from .schema import MAX_CHARS, validate_arguments
 
 SWISS_TZ = ZoneInfo("Europe/Zurich")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from chpit_assets.pit.tools import Carrier, UnknownArticle, call_tool
+from chpit_assets.pit import Carrier, UnknownArticle, call_tool
 
 
 def test_an_unambiguous_number_resolves_normally(tools):

@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from chpit_assets.pit.tools import (
+from chpit_assets.pit import (
     Carrier,
     DateBeforeFirstEdition,
     InvalidArgument,
