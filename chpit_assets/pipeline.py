@@ -6,7 +6,7 @@
     -> report -> publish_gate (CRITICAL blocking checks) -> hf_dataset
 
 One Dagster run of `benchmark` (or `nightly`) per invocation: its `rebuild` op starts each stage as
-a run of its own, in its own process, one after the other. A run cannot mix one language
+a run of its own, executed in the same process, one after the other. A run cannot mix one language
 partition, the unpartitioned gate and the (system, lang) partitions, and running the stages in
 sequence from one place is what makes the chain stop at the first failure. Every stage run is
 tagged `chpit/parent=<the parent run id>`, so the UI lists one invocation's stage runs with one
