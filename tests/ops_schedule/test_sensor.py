@@ -102,3 +102,45 @@ def test_a_refused_catalog_fetch_fails_the_tick(fake_fedlex: FakeFedlex, before:
             tick(fake_fedlex, instance)
         fake_fedlex.sparql_fault = None
         assert tick(fake_fedlex, instance).run_requests == []
+
+
+DIES_MID_RUN = """
+import os, signal
+import dagster as dg
+from chpit_assets.instance import process_tags
+
+@dg.op
+def killed():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+@dg.job
+def doomed():
+    killed()
+
+doomed.execute_in_process(instance=dg.DagsterInstance.get(), tags=process_tags())
+"""
+
+
+def test_a_run_whose_process_was_killed_is_failed_by_the_monitor_sensor(tmp_path, monkeypatch):
+    """Issue 14.6: kill -9 a process in the middle of its run; the next tick marks the run failed."""
+    import signal
+    import subprocess
+    import sys
+
+    from chpit_assets.defs.ops.sensors import dead_run_monitor
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    done = subprocess.run([sys.executable, "-c", DIES_MID_RUN], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    with dg.DagsterInstance.get() as instance:
+        [run] = instance.get_runs()
+        assert run.status == dg.DagsterRunStatus.STARTED  # what the UI would show forever
+        with dg.build_sensor_context(instance=instance) as context:
+            first = dead_run_monitor(context)
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert "1 run(s)" in first.skip_message
+        with dg.build_sensor_context(instance=instance) as context:
+            assert dead_run_monitor(context).skip_message == "no dead run"  # failed once, not again

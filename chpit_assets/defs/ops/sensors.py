@@ -101,3 +101,21 @@ def run_request(built: Snapshot, current: Snapshot, changes: Sequence[ActChange]
         # later, different transition still launches.
         run_key=" ".join(f"{lang}-{built.lang_digest(lang)}-{current.lang_digest(lang)}" for lang in langs),
     )
+
+
+DEAD_RUN_SECONDS = 30  # the same interval as dagster.yaml's run_monitoring poll
+
+
+@dg.sensor(
+    minimum_interval_seconds=DEAD_RUN_SECONDS,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description=f"Every {DEAD_RUN_SECONDS} s: mark failed the runs of our own processes (make run, the CLI, a "
+    "nightly's stage runs) whose process was killed; Dagster's run monitoring watches the runs it launched.",
+)
+def dead_run_monitor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
+    from chpit_assets.instance import fail_dead_runs
+
+    dead = fail_dead_runs(context.instance)
+    for run_id in dead:
+        context.log.warning(f"run {run_id}: its process is gone; marked failed")
+    return dg.SkipReason(f"{len(dead)} run(s) of dead processes marked failed" if dead else "no dead run")
