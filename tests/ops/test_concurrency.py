@@ -64,6 +64,7 @@ def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path
         partition_key="de",
         instance=instance,
         resources={
+            **(defs.resources or {}),  # the model and publication resources the selection's neighbours declare
             "chpit": ChpitStore(data_dir=str(tmp_path / "data")),
             "fedlex": FedlexSource(sample_dir=str(SAMPLE)),
         },
