@@ -17,11 +17,12 @@ from collections.abc import Callable
 
 from chpit_assets.fedlex.catalog import LANGS
 from chpit_assets.fedlex.sparql import ENDPOINT
+from chpit_assets.runs.systems import LOOKUP_MODES
 
 # Dagster (and chpit_assets.instance, chpit_assets.nightly, which import it) is imported only once
 # the arguments are known to be good: a typo fails in well under a second.
 
-DEFAULT_RUN_SYSTEMS = ("oracle", "recite", "cite/current", "cite/pit", "search/pit")  # runs.systems.LOOKUP_MODES
+DEFAULT_RUN_SYSTEMS = LOOKUP_MODES  # every system without a model
 
 
 EXIT_USAGE = 2  # a bad argument, or a paid run without confirmation (PROTOCOL §7)

@@ -149,9 +149,9 @@ def unconfirmed_spend(systems: Sequence[str], langs: Sequence[str], model: dict,
     from chpit_assets.runs.client import EndpointConfig, estimate_cost, spend_confirmed
     from chpit_assets.runs.runner import read_jsonl
     from chpit_assets.runs.sample import select_items
-    from chpit_assets.runs.systems import estimate_tokens, parse_system_key
+    from chpit_assets.runs.systems import estimate_tokens, model_systems, parse_system_key
 
-    paid = [key for key in systems if parse_system_key(key).slug is not None]
+    paid = model_systems(systems)
     if not paid:
         return ""
     endpoint = ModelEndpoint(**model)

@@ -22,7 +22,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .client import ChatClient, ChatReply, EndpointConfig
@@ -101,6 +101,11 @@ def parse_system_key(key: str) -> SystemKey:
         f"unknown system key {key!r}: expected one of {', '.join(LOOKUP_MODES)} or '<model-slug>/<mode>' with mode in "
         f"{', '.join(MODEL_MODES)} and a slug of lower-case letters, digits, '.', '_' or '-'"
     )
+
+
+def model_systems(keys: Sequence[str]) -> list[str]:
+    """The keys that ask a model (`<model-slug>/<mode>`): what costs money and needs an endpoint."""
+    return [key for key in keys if parse_system_key(key).slug is not None]
 
 
 @dataclass

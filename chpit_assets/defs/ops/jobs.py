@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from chpit_assets.runs.systems import LOOKUP_MODES, parse_system_key
+from chpit_assets.runs.systems import LOOKUP_MODES, model_systems
 
 build_job = dg.define_asset_job(
     "build",
@@ -38,7 +38,7 @@ class PipelineConfig(dg.Config):
 # through the queue, so they do not wait for the slot this run holds.
 @dg.op(pool=WRITER_POOL, description="Run chpit_assets.pipeline.run_pipeline: every stage, one run each, in order.")
 def rebuild(context: dg.OpExecutionContext, config: PipelineConfig) -> None:
-    from chpit_assets.instance import fail_dead_runs, pool_granularity, process_tags
+    from chpit_assets.instance import pool_granularity, process_tags
     from chpit_assets.pipeline import PARENT_TAG, PipelineFailed, run_pipeline
 
     granularity = pool_granularity(context.instance)
@@ -47,7 +47,7 @@ def rebuild(context: dg.OpExecutionContext, config: PipelineConfig) -> None:
         raise dg.Failure(
             f"{context.job_name} needs `concurrency: pools: granularity: run` in dagster.yaml, not {granularity}"
         )
-    paid = [key for key in config.systems if parse_system_key(key).slug is not None]
+    paid = model_systems(config.systems)
     if paid and context.job_name == nightly_job.name:
         raise dg.Failure(f"the nightly never starts a model system (R3: spending needs a person): {paid}")
 
@@ -55,7 +55,6 @@ def rebuild(context: dg.OpExecutionContext, config: PipelineConfig) -> None:
         context.log.info(line)
         print(line, flush=True)  # the CLI's terminal, or the run's captured stdout under the daemon
 
-    fail_dead_runs(context.instance)  # an earlier pipeline killed midway left stage runs STARTED
     # The stage runs execute in this process: they carry its pid, and the parent's chpit/ tags.
     tags = {k: v for k, v in context.run.tags.items() if k.startswith("chpit/")} | process_tags()
     try:
