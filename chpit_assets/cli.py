@@ -35,43 +35,93 @@ SPARQL_URL_ENV = "CHPIT_SPARQL_URL"  # a mirror or proxy of Fedlex's endpoint
 def run(
     langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict, runs_config: dict | None = None
 ) -> int:
+    """One backfill of the benchmark over `langs` and `systems`, driven to its end here (chpit_assets.orchestration)."""
     import dagster as dg
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    from chpit_assets.defs.partitions import BENCH_LANGS
+    from chpit_assets.definitions import defs
+    from chpit_assets.defs.resources import ChpitStore, FedlexSource
     from chpit_assets.instance import open_instance, prepare_instance
-    from chpit_assets.pipeline import CATALOG_STAGE, SPEND_STAGE, execute
+    from chpit_assets.langs import BENCH_LANGS
+    from chpit_assets.orchestration import request
+    from chpit_assets.orchestration.backfill import subset
+    from chpit_assets.orchestration.invocation import TRIGGER_TAG, invoke
+    from chpit_assets.orchestration.target import target_for
 
+    runs_config = runs_config or {}
     instance = open_instance()
     prepare_instance(instance)
-    started = time.time()
-    config = {
-        "langs": langs,
-        "systems": systems,
-        "fedlex": fedlex_config,
-        "model": model_config,
-        "runs": runs_config or {},
-    }
-    run_id, failure = execute("benchmark", config, instance=instance, tags={"chpit/trigger": "cli"})
-    if failure is not None and failure.stage == SPEND_STAGE:
-        print(failure.reason, file=sys.stderr)
-        return EXIT_USAGE
-    if failure is not None and failure.stage.startswith((CATALOG_STAGE, "build", "hf_dataset")):
-        # The catalog, a build or the publication failed: each failed step and why, naming the act,
-        # edition, file or url.
-        print(f"benchmark: FAILED at {failure.stage} (run {run_id}):", file=sys.stderr)
-        print("\n".join(f"  {line}" for line in failure.reason.splitlines()), file=sys.stderr)
+    problem = _unpublished_langs(instance, langs, FedlexSource(**fedlex_config))
+    if problem:
+        print(f"benchmark: FAILED at catalog: {problem}", file=sys.stderr)
         return EXIT_SOME_ERRORED
-    outcome = _run_summary(instance, systems, [lang for lang in langs if lang in BENCH_LANGS], started)
-    if failure is not None:
-        print(f"benchmark: FAILED at {failure.stage} (run {run_id}): {failure.reason}", file=sys.stderr)
-        return max(outcome, EXIT_SOME_ERRORED)
-    print(
-        f"benchmark: ok (run {run_id}); outputs: data/chpit.duckdb, data/build/, data/results/, "
-        "data/report/report.{md,json,html}, data/publish/"
+    request.register(instance, langs, systems)
+    partial = request.partial_run(fedlex_config, runs_config)
+    asset_graph = defs.resolve_asset_graph()
+    target = target_for(asset_graph, langs, systems, publish=not partial)
+    started = time.time()
+    outcome = invoke(
+        instance,
+        subset(target, asset_graph),
+        tags={TRIGGER_TAG: "cli"},
+        run_config=request.run_config(fedlex=fedlex_config, model=model_config, runs=runs_config),
+        title=f"benchmark {','.join(langs)}: {','.join(systems)}",
     )
-    return outcome
+    bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
+    if any(f.error == "SpendNotConfirmedError" for f in outcome.failures):
+        print(
+            request.spend_estimate(systems, bench_langs, model_config, runs_config, ChpitStore().build_dir),
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return _outcome_exit(outcome, instance, systems, bench_langs, started, partial)
+
+
+def _unpublished_langs(instance, langs: list[str], source) -> str:
+    """A language becomes a partition only once its catalog has editions (issue 14.6): ask the catalog for
+    each language not yet on the axis. Returns why one cannot be built, or ""."""
+    from chpit_assets.defs.partitions import LANG_AXIS
+
+    for lang in langs:
+        if instance.has_dynamic_partition(LANG_AXIS, lang):
+            continue
+        try:
+            source.load_catalog(lang)
+        except Exception as exc:  # the typed catalog errors name the source, url or language
+            return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], started: float, partial: str) -> int:
+    """The summary lines and the exit code of a finished backfill (issue 14 item 4, issue 23.7)."""
+    if outcome.interrupted:
+        kept = sum(r.status.value == "SUCCESS" for r in outcome.runs)
+        print(
+            f"benchmark: interrupted (backfill {outcome.backfill_id}); {kept} finished stage(s) kept, "
+            "nothing half-written; re-run to go on",
+            file=sys.stderr,
+        )
+        return EXIT_SOME_ERRORED
+    build_failed = [f for f in outcome.failures if f.stage.startswith("build [")]
+    if build_failed:
+        # A build failed: each failed step and why, naming the act, edition, file or url.
+        print(f"benchmark: FAILED at {build_failed[0].stage} (backfill {outcome.backfill_id}):", file=sys.stderr)
+        print("\n".join(f"  {f.line()}" for f in build_failed), file=sys.stderr)
+        return EXIT_SOME_ERRORED
+    summary = _run_summary(instance, systems, langs, started)
+    if outcome.failures:
+        first = outcome.failures[0]
+        print(
+            f"benchmark: FAILED at {first.stage} (backfill {outcome.backfill_id}, run {first.run_id}):", file=sys.stderr
+        )
+        print("\n".join(f"  {f.line()}" for f in outcome.failures), file=sys.stderr)
+        return max(summary, EXIT_SOME_ERRORED)
+    if partial:
+        print(f"hf_dataset: not published ({partial}: a partial run; data/publish/ is unchanged)")
+    outputs = "data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}"
+    print(f"benchmark: ok (backfill {outcome.backfill_id}); outputs: {outputs}{'' if partial else ', data/publish/'}")
+    return summary
 
 
 def _run_summary(instance, systems: list[str], langs: list[str], since: float) -> int:

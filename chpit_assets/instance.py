@@ -10,10 +10,11 @@ finds (issue 18.4), so nobody is shown an empty instance by accident.
 
 from __future__ import annotations
 
+import fcntl
 import os
-import socket
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -25,9 +26,7 @@ INSTANCE_FILE = PROJECT_ROOT / "dagster.yaml"
 POSTGRES_FILE = PROJECT_ROOT / "dagster.postgres.yaml"
 WRITER_POOL = "duckdb_writer"
 
-RUN_HOST_TAG = "chpit/host"
-RUN_PID_TAG = "chpit/pid"
-
+SETUP_LOCK = ".chpit-setup.lock"
 PG_URL_ENV = "CHPIT_PG_URL"
 """The variable dagster.postgres.yaml reads: postgresql+psycopg2://user:password@host:5432/db."""
 PG_SCHEME = "postgresql+psycopg2://"
@@ -55,13 +54,12 @@ def prepare_instance(instance: dg.DagsterInstance) -> int | None:
     On a fresh instance Dagster's run queue records a pool's default limit during its first pass and
     applies it only from the next, so a first batch of queued runs could start together. Recording it
     at set-up (make run/dev/daemon, the CLI) closes that window; an existing limit is left as set.
-    The published languages are registered as `lang` partitions here too, and runs whose process
-    was killed are marked failed (issue 14.6, `fail_dead_runs`).
+    The published languages are registered as `lang` partitions here too (issue 14.6).
     Returns the pool's limit."""
-    from chpit_assets.defs.partitions import BENCH_LANGS, register_langs
+    from chpit_assets.defs.partitions import register_langs
+    from chpit_assets.langs import BENCH_LANGS
 
     register_langs(instance, BENCH_LANGS)  # the published languages are partitions from the start
-    fail_dead_runs(instance)
     instance.event_log_storage.initialize_concurrency_limit_to_default(WRITER_POOL)
     return instance.event_log_storage.get_concurrency_info(WRITER_POOL).slot_count
 
@@ -71,45 +69,6 @@ def pool_granularity(instance: dg.DagsterInstance) -> str:
     granularity:`; Dagster's default, unset, means `op`)."""
     granularity = instance.get_concurrency_config().pool_config.pool_granularity
     return granularity.value if granularity is not None else "op"
-
-
-def process_tags() -> dict[str, str]:
-    """Tags naming the process a run executes in, for the runs this code starts in its own process
-    (the CLI's, and the stage runs of the `rebuild` op): what `fail_dead_runs` checks."""
-    return {RUN_HOST_TAG: socket.gethostname(), RUN_PID_TAG: str(os.getpid())}
-
-
-def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
-    """Mark failed every started run of this host whose process is gone (kill -9, OOM, a lost shell).
-
-    Dagster's own watch covers runs it launched: the code server fails a run whose worker died, and
-    `run_monitoring` (dagster.yaml) fails runs stuck starting. A run executed inside a process of
-    ours (`make run`, `chpit nightly`, a nightly's stage runs) has no worker to watch, so without
-    this it would show STARTED forever. Returns the ids marked."""
-    host = socket.gethostname()
-    dead = []
-    for run in instance.get_runs(
-        dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING], tags={RUN_HOST_TAG: host})
-    ):
-        pid = int(run.tags.get(RUN_PID_TAG) or 0)
-        if pid and not _alive(pid):
-            instance.report_run_failed(
-                run,
-                f"the process that ran it (pid {pid} on {host}) is gone: killed or "
-                "crashed without ending the run; marked failed at the next set-up",
-            )
-            dead.append(run.run_id)
-    return dead
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process holds the pid: alive, not ours to judge
-    return True
 
 
 def install_instance_file(home: Path, *, postgres: bool) -> None:
@@ -142,8 +101,11 @@ def open_instance() -> dg.DagsterInstance:
             f"for PostgreSQL (make INSTANCE=postgres, docs/operations.md), or unset ${PG_URL_ENV}"
         )
     try:
-        instance = dg.DagsterInstance.get()
-        instance.get_runs(limit=1)  # a PostgreSQL that does not answer fails here, not in the middle of a run
+        # Creating a fresh home's storages and migrating them is not safe from two processes at once
+        # (issue 23.5: two first runs 0.3 s apart left "more than one head"): one at a time.
+        with setup_lock(home):
+            instance = dg.DagsterInstance.get()
+            instance.get_runs(limit=1)  # a PostgreSQL that does not answer fails here, not in the middle of a run
         return instance
     except Exception as exc:
         if not postgres:
@@ -153,6 +115,19 @@ def open_instance() -> dg.DagsterInstance:
         raise InstanceStorageError(
             f"cannot open the instance's PostgreSQL storage from ${PG_URL_ENV}: {type(reason).__name__}: {message}"
         ) from None
+
+
+@contextmanager
+def setup_lock(home: Path) -> Iterator[None]:
+    """The instance's set-up lock; a second process says it waits, and for what."""
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / SETUP_LOCK, "a", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting: another process is setting up the Dagster instance in {home}", file=sys.stderr, flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def _keeps_postgres(instance_file: Path) -> bool:

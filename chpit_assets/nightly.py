@@ -1,10 +1,10 @@
-"""`python -m chpit_assets nightly`: tonight's nightly run now, in this process (issue 18.2).
+"""`python -m chpit_assets nightly`: tonight's nightly now, in this process (issue 18.2).
 
-The nightly job (the schedule's and the new-edition sensor's target) runs chpit_assets.pipeline over
-the configured languages with the model-free systems: build, build report, oracle gate, systems,
-report, gated publication. Paid model systems are never started here (R3: spending needs a
+The same backfill the 03:30 schedule requests (its tick is evaluated, not re-stated): every
+configured language built, then the build report, the oracle gate, the model-free systems, the
+report and the gated publication. Paid model systems are never started here (R3: spending needs a
 person's confirmation). `--changed` is the sensor's "check now": the same comparison of Fedlex with
-what was built (defs.ops.sensors.check_catalog), and the nightly for the languages it finds changed.
+what was built (defs.ops.sensors.check_catalog), and the backfill for the languages it finds changed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from chpit_assets.defs.partitions import BENCH_LANGS
+from chpit_assets.langs import BENCH_LANGS
 
 NIGHTLY_LANGS: tuple[str, ...] = BENCH_LANGS
 """The languages a nightly builds: the configured set, the same as `make run`'s default, so the
@@ -24,12 +24,14 @@ build report and the card list the same languages whichever of the two built the
 
 
 def tonight(instance: dg.DagsterInstance) -> dg.RunRequest:
-    """The run request the nightly schedule's tick makes now (evaluated, not re-stated)."""
-    from chpit_assets.defs.ops.schedules import nightly_build
+    """The backfill request the nightly schedule's tick makes now (evaluated, not re-stated)."""
+    from chpit_assets.definitions import defs
 
-    with dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime.now(UTC)) as context:
-        (request,) = nightly_build(context)  # type: ignore[misc]  # the function returns one request
-    assert isinstance(request, dg.RunRequest)
+    schedule = defs.resolve_schedule_def("nightly_build")
+    with dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=datetime.now(UTC), repository_def=defs.get_repository_def()
+    ) as context:
+        (request,) = schedule.evaluate_tick(context).run_requests or []
     return request
 
 
@@ -44,30 +46,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Tonight's run (or the sensor's, with --changed) through the request the schedule (or sensor) makes."""
+    """Tonight's backfill (or the sensor's, with --changed), submitted and driven to its end here."""
     from chpit_assets.defs.ops.sensors import check_catalog
     from chpit_assets.defs.resources import ChpitStore, FedlexSource
     from chpit_assets.instance import open_instance, prepare_instance
-    from chpit_assets.pipeline import execute
+    from chpit_assets.orchestration import request as requests
+    from chpit_assets.orchestration.invocation import invoke
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = open_instance()
     prepare_instance(instance)
+    requests.register(instance, NIGHTLY_LANGS, requests.NIGHTLY_SYSTEMS)
     if args.changed:
-        check = check_catalog(FedlexSource(), ChpitStore())
+        from chpit_assets.definitions import defs
+
+        check = check_catalog(FedlexSource(), ChpitStore(), defs.resolve_asset_graph())
         print(f"catalog: {check.summary}", flush=True)
         if check.request is None:
             return 0
         request = check.request
     else:
         request = tonight(instance)
-    config = request.run_config["ops"]["rebuild"]["config"]
-    if args.repo_id:
-        config = {**config, "publication": {"repo_id": args.repo_id}}
-    run_id, failure = execute("nightly", config, instance=instance, tags=dict(request.tags))
-    if failure is None:
-        print(f"nightly: ok (run {run_id}); outputs in {ChpitStore().root}", flush=True)
+    publication = {"repo_id": args.repo_id} if args.repo_id else None
+    outcome = invoke(
+        instance,
+        request.asset_graph_subset,
+        tags=dict(request.tags or {}),
+        run_config=requests.run_config(publication=publication),
+        title=f"nightly ({request.tags.get('chpit/trigger', 'nightly')})",
+        echo=lambda line: print(line, flush=True),
+    )
+    if outcome.ok:
+        print(f"nightly: ok (backfill {outcome.backfill_id}); outputs in {ChpitStore().root}", flush=True)
         return 0
-    print(f"nightly: FAILED (run {run_id}): {failure}", file=sys.stderr, flush=True)
+    reasons = "; ".join(f.line() for f in outcome.failures) or outcome.status
+    state = "interrupted" if outcome.interrupted else "FAILED"
+    print(f"nightly: {state} (backfill {outcome.backfill_id}): {reasons}", file=sys.stderr, flush=True)
     return 1

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 import dagster as dg
 
 from chpit_assets.fedlex.catalog import LANGS
+from chpit_assets.langs import BENCH_LANGS
 
-BENCH_LANGS: tuple[str, ...] = ("de", "fr", "it")
-"""The languages CH-PiT publishes; `en` and `rm` are parsed where Fedlex has them."""
+__all__ = ["BENCH_LANGS", "LANG_AXIS", "lang_partitions", "register_langs"]
 
 LANG_AXIS = "lang"
 lang_partitions = dg.DynamicPartitionsDefinition(name=LANG_AXIS)

@@ -81,8 +81,12 @@ class ChpitStore(dg.ConfigurableResource):
         return self.root / "cache"
 
     def built_catalog_path(self, source_id: str) -> Path:
-        """The catalog snapshot the last successful pipeline built from, per Fedlex source (the sensor's baseline)."""
+        """The catalog snapshot the last publication was built from, per Fedlex source (the sensor's baseline)."""
         return self.cache_dir / f"built-catalog-{source_id}.snapshot"
+
+    def staged_catalog_path(self, source_id: str, lang: str) -> Path:
+        """The catalog snapshot the last build of `lang` read; it becomes the baseline once it is published."""
+        return self.cache_dir / f"staged-catalog-{source_id}-{lang}.snapshot"
 
     @property
     def build_dir(self) -> Path:

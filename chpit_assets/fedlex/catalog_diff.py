@@ -31,7 +31,7 @@ import binascii
 import hashlib
 import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -145,6 +145,15 @@ def read_built(path: Path) -> Snapshot:
 def record_built(path: Path, snapshot: Snapshot) -> None:
     """Remember `snapshot`'s languages as built (atomically; other languages keep their record)."""
     write_atomic(path, read_built(path).merged(snapshot).encode().encode("ascii"))
+
+
+def promote_staged(built: Path, staged: Iterable[Path]) -> list[str]:
+    """Record as built the staged snapshots that exist (each language's last build); returns their languages."""
+    found = [read_built(path) for path in staged if path.exists()]
+    snapshot = Snapshot({lang: states for s in found for lang, states in s.langs.items()})
+    if snapshot.langs:
+        record_built(built, snapshot)
+    return sorted(snapshot.langs)
 
 
 def diff(previous: Snapshot, catalogs: Mapping[str, Catalog]) -> tuple[Snapshot, list[ActChange]]:

@@ -13,12 +13,11 @@ import dagster as dg
 import pytest
 
 from chpit_assets.bench.build_report import build_report, write_report
-from chpit_assets.defs.runs.pipeline import run_benchmark
-from tests.dagster_defs import defs_for
+from tests.dagster_defs import defs_for, run_benchmark
 from tests.runs.conftest import TODAY, build_sample
 
 RUN_CONFIG = {
-    "ops": {"results": {"config": {"today": TODAY.isoformat()}}},
+    "resources": {"runs": {"config": {"today": TODAY.isoformat()}}},
     "loggers": {"console": {"config": {"log_level": "WARNING"}}},
 }
 PUBLISH = [dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")]

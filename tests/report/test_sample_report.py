@@ -11,13 +11,12 @@ import dagster as dg
 import pytest
 
 from chpit_assets.defs.report.assets import collect_scored
-from chpit_assets.defs.runs.pipeline import run_benchmark
 from chpit_assets.report import results_tables, summary
-from tests.dagster_defs import defs_for
+from tests.dagster_defs import defs_for, run_benchmark
 from tests.runs.conftest import TODAY, build_sample
 
 RUN_CONFIG = {
-    "ops": {"results": {"config": {"today": TODAY.isoformat()}}},
+    "resources": {"runs": {"config": {"today": TODAY.isoformat()}}},
     "loggers": {"console": {"config": {"log_level": "WARNING"}}},
 }
 LANGS = ("de", "fr")

@@ -9,11 +9,10 @@ import shutil
 import dagster as dg
 import pytest
 
-from chpit_assets.defs.runs.pipeline import run_benchmark
 from chpit_assets.runs.errors import UnknownSystemError
 from chpit_assets.runs.sample import subsample
 from chpit_assets.runs.systems import estimate_tokens
-from tests.dagster_defs import defs_for
+from tests.dagster_defs import defs_for, run_benchmark
 
 from .conftest import TODAY, completion
 
@@ -26,7 +25,7 @@ def _copy(sample, tmp_path):
     return data
 
 
-RUN_CONFIG = {"ops": {"results": {"config": {"today": TODAY.isoformat()}}}}
+RUN_CONFIG = {"resources": {"runs": {"config": {"today": TODAY.isoformat()}}}}
 
 
 def test_oracle_and_recite_through_dagster_to_the_report(sample, tmp_path):
@@ -94,12 +93,9 @@ def test_the_oracle_gate_asks_again_instead_of_resuming_old_answers(sample, tmp_
 
 
 def _model_config(server, **extra) -> dict:
-    return {
-        "ops": {"results": {"config": {"today": TODAY.isoformat(), **extra.pop("runs", {})}}},
-        "resources": {
-            "model": {"config": {"slug": "scripted", "base_url": server.base_url, "model": "vendor/model-a", **extra}}
-        },
-    }
+    runs = {"today": TODAY.isoformat(), **extra.pop("runs", {})}
+    model = {"slug": "scripted", "base_url": server.base_url, "model": "vendor/model-a", **extra}
+    return {"resources": {"runs": {"config": runs}, "model": {"config": model}}}
 
 
 def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_path, scripted):

@@ -6,7 +6,9 @@ import dagster as dg
 
 from chpit_assets.corpus.ingest import IngestReport, store_editions
 from chpit_assets.fedlex.catalog import Catalog
+from chpit_assets.fedlex.catalog_diff import Snapshot
 from chpit_assets.fedlex.download import DownloadResult, download_editions
+from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table
 
 from ..metadata import data_version
@@ -21,9 +23,15 @@ def _lines_version(lines: list[str]) -> dg.DataVersion:
 
 
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"python"})
-def fedlex_catalog(context: dg.AssetExecutionContext, fedlex: FedlexSource) -> dg.Output[Catalog]:
-    """Acts and consolidations (dates, file urls) in this language, from the shipped sample or live Fedlex."""
-    catalog = fedlex.load_catalog(context.partition_key)
+def fedlex_catalog(context: dg.AssetExecutionContext, fedlex: FedlexSource, chpit: ChpitStore) -> dg.Output[Catalog]:
+    """Acts and consolidations (dates, file urls) in this language, from the shipped sample or live Fedlex.
+
+    Its snapshot is staged for the new-edition sensor: hf_dataset records it as built once published."""
+    lang = context.partition_key
+    catalog = fedlex.load_catalog(lang)
+    write_atomic(
+        chpit.staged_catalog_path(fedlex.source_id, lang), Snapshot.of({lang: catalog}).encode().encode("ascii")
+    )
     with_file = sum(1 for e in catalog.editions if e.file_url)
     version = _lines_version(
         [f"{e.consolidation}|{e.date_end_applicability}|{e.file_url}|{e.sha256}" for e in catalog.editions]

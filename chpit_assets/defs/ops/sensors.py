@@ -1,8 +1,8 @@
-"""new_edition_sensor: poll the Fedlex catalog, launch the nightly job for exactly the languages whose acts changed.
+"""new_edition_sensor: poll the Fedlex catalog, request one backfill for exactly the languages whose acts changed.
 
-Partition decision: the run is the nightly job over the changed languages (each built as its
-language partition of the build job, then gated, run, reported and published like the nightly),
-with the affected acts and the new editions named in its tags (`chpit/acts`, `chpit/editions`). Not
+Partition decision: the backfill covers the changed languages' partitions and everything downstream
+(each language built, then gated, run, reported and published like the nightly), with the affected
+acts and the new editions named in its tags (`chpit/acts`, `chpit/editions`). Not
 an act partition axis: the builder's sampling, caps and core split are per language over all acts
 (B14-B16), so a language is the unit that must be rebuilt anyway, and inside that run only the new
 edition's file is downloaded and parsed (content-addressed cache, unchanged editions reused;
@@ -16,23 +16,24 @@ source is left to the nightly schedule or `make run` (turning the sensor on must
 Fedlex build); and `python -m chpit_assets nightly --changed` ("check now") asks the same question
 through the same function, with no sensor cursor to lose or to disagree with.
 
-Repeated ticks on an unchanged difference (the run still queued, or a gate that failed) launch
-once: the run key is the (built, current) pair of digests per language, and Dagster launches a run
-key once per sensor. A failed catalog fetch raises: the tick shows as failed with the typed error.
+Repeated ticks on an unchanged difference (the backfill still running, or a gate that failed)
+request once: the sensor's cursor keeps the (built, current) pair of digests per language it last
+requested (a backfill request carries no run key). A failed catalog fetch raises: the tick shows as
+failed with the typed error.
 """
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import dagster as dg
 
-from chpit_assets.fedlex.catalog_diff import ActChange, Snapshot, diff, read_built
+from chpit_assets.fedlex.catalog_diff import ActChange, diff, read_built
 from chpit_assets.nightly import NIGHTLY_LANGS
+from chpit_assets.orchestration.invocation import TRIGGER_TAG
 
 from ..resources import ChpitStore, FedlexSource
-from .jobs import nightly_job
-from .schedules import TRIGGER_TAG, nightly_request
+from .jobs import build_job
+from .schedules import nightly_request
 
 ACTS_TAG = "chpit/acts"
 EDITIONS_TAG = "chpit/editions"
@@ -49,9 +50,10 @@ class CatalogCheck:
     request: dg.RunRequest | None
     summary: str
     changes: tuple[ActChange, ...] = ()
+    key: str = ""  # the (built, current) digests per changed language: equal keys, the same difference
 
 
-def check_catalog(fedlex: FedlexSource, chpit: ChpitStore) -> CatalogCheck:
+def check_catalog(fedlex: FedlexSource, chpit: ChpitStore, asset_graph) -> CatalogCheck:
     """Compare the catalog of every nightly language that was built from `fedlex` with its record."""
     built = read_built(chpit.built_catalog_path(fedlex.source_id))
     # Only the languages a nightly builds (18.6), so a change elsewhere starts nothing.
@@ -61,61 +63,35 @@ def check_catalog(fedlex: FedlexSource, chpit: ChpitStore) -> CatalogCheck:
             None, "nothing built from this Fedlex source yet: the nightly schedule or `make run` builds first"
         )
     current, changes = diff(built, {lang: fedlex.load_catalog(lang) for lang in langs})
-    request = run_request(built, current, changes)
-    if request is None:
+    if not changes:
         return CatalogCheck(None, "no catalog change since the last build")
-    changed = request.run_config["ops"]["rebuild"]["config"]["langs"]
-    return CatalogCheck(request, f"{len(changes)} change(s) in {', '.join(changed)}", tuple(changes))
+    changed = sorted({c.lang for c in changes})
+    tags = {
+        TRIGGER_TAG: "sensor",
+        ACTS_TAG: " ".join(sorted({c.act for c in changes})),
+        EDITIONS_TAG: " ".join(sorted({e for c in changes for e in c.new_editions})),
+    }
+    # From-state and to-state per language: ticks on the same difference request once, while a
+    # later, different transition still does.
+    key = " ".join(f"{lang}-{built.lang_digest(lang)}-{current.lang_digest(lang)}" for lang in changed)
+    request = nightly_request(asset_graph, changed, tags)
+    return CatalogCheck(request, f"{len(changes)} change(s) in {', '.join(changed)}", tuple(changes), key)
 
 
 @dg.sensor(
-    job=nightly_job,
+    job=build_job,
     minimum_interval_seconds=POLL_SECONDS,
     default_status=dg.DefaultSensorStatus.STOPPED,
-    description=f"Every {POLL_SECONDS} s (${INTERVAL_ENV}): run the nightly job for the languages whose Fedlex "
-    "acts gained or changed editions since they were last built (`python -m chpit_assets nightly "
-    "--changed` checks now).",
+    description=f"Every {POLL_SECONDS} s (${INTERVAL_ENV}): one backfill for the languages whose Fedlex acts "
+    "gained or changed editions since they were last built (`python -m chpit_assets nightly --changed` "
+    "checks now).",
 )
 def new_edition_sensor(context: dg.SensorEvaluationContext, fedlex: FedlexSource, chpit: ChpitStore) -> dg.SensorResult:
-    check = check_catalog(fedlex, chpit)
+    check = check_catalog(fedlex, chpit, context.repository_def.asset_graph)
     for change in check.changes:
         context.log.info(f"[{change.lang}] {change.act}: {change.kind} {' '.join(change.new_editions)}".rstrip())
     if check.request is None:
         return dg.SensorResult(skip_reason=check.summary)
-    return dg.SensorResult(run_requests=[check.request])
-
-
-def run_request(built: Snapshot, current: Snapshot, changes: Sequence[ActChange]) -> dg.RunRequest | None:
-    """One nightly run over the languages with changes; its tags name the acts and the new editions."""
-    if not changes:
-        return None
-    langs = sorted({c.lang for c in changes})
-    return nightly_request(
-        langs,
-        {
-            TRIGGER_TAG: "new_edition",
-            ACTS_TAG: " ".join(sorted({c.act for c in changes})),
-            EDITIONS_TAG: " ".join(sorted({e for c in changes for e in c.new_editions})),
-        },
-        # From-state and to-state per language: ticks on the same difference launch once, while a
-        # later, different transition still launches.
-        run_key=" ".join(f"{lang}-{built.lang_digest(lang)}-{current.lang_digest(lang)}" for lang in langs),
-    )
-
-
-DEAD_RUN_SECONDS = 30  # the same interval as dagster.yaml's run_monitoring poll
-
-
-@dg.sensor(
-    minimum_interval_seconds=DEAD_RUN_SECONDS,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    description=f"Every {DEAD_RUN_SECONDS} s: mark failed the runs of our own processes (make run, the CLI, a "
-    "nightly's stage runs) whose process was killed; Dagster's run monitoring watches the runs it launched.",
-)
-def dead_run_monitor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
-    from chpit_assets.instance import fail_dead_runs
-
-    dead = fail_dead_runs(context.instance)
-    for run_id in dead:
-        context.log.warning(f"run {run_id}: its process is gone; marked failed")
-    return dg.SkipReason(f"{len(dead)} run(s) of dead processes marked failed" if dead else "no dead run")
+    if check.key == context.cursor:
+        return dg.SensorResult(skip_reason=f"{check.summary}: already requested")
+    return dg.SensorResult(run_requests=[check.request], cursor=check.key)

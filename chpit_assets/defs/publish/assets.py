@@ -20,6 +20,7 @@ import dagster as dg
 
 from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR, load_frozen
 from chpit_assets.bench.items import ITEM_CAP
+from chpit_assets.fedlex.catalog_diff import promote_staged
 from chpit_assets.pit.tools import PitTools
 from chpit_assets.publish import (
     Candidate,
@@ -38,7 +39,7 @@ from chpit_assets.publish.oracle import oracle_check
 from chpit_assets.runs.runner import read_jsonl, scored_path
 
 from ..partitions import BENCH_LANGS
-from ..resources import ChpitStore
+from ..resources import ChpitStore, FedlexSource
 from ..runs.checks import oracle_failures
 
 GROUP = "publish"
@@ -138,7 +139,9 @@ def publish_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
 
 
 @dg.asset(group_name=GROUP, deps=[publish_gate], kinds={"parquet", "huggingface"})
-def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication: Publication) -> dg.MaterializeResult:
+def hf_dataset(
+    context: dg.AssetExecutionContext, chpit: ChpitStore, publication: Publication, fedlex: FedlexSource
+) -> dg.MaterializeResult:
     """data/publish/: parquet shards per language and split, the dataset card; Hub upload when configured."""
     with publishing(chpit, publication, context.log):
         candidate, gate = run_gate(chpit, publication)
@@ -169,6 +172,11 @@ def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication
                 description=f"{exc}; {chpit.publish_dir} holds the gated build, the frozen record "
                 "is unchanged; re-run hf_dataset to retry the upload"
             ) from exc
+    # What this publication was built from is now the new-edition sensor's baseline.
+    built = promote_staged(
+        chpit.built_catalog_path(fedlex.source_id),
+        [chpit.staged_catalog_path(fedlex.source_id, lang) for lang in BENCH_LANGS],
+    )
     if result.local_reason:
         context.log.warning(f"hf_dataset: {result.local_reason}; written to {result.folder} only")
     else:
@@ -186,6 +194,7 @@ def hf_dataset(context: dg.AssetExecutionContext, chpit: ChpitStore, publication
             "files": dg.MetadataValue.md("\n".join(f"- `{p}` {h[:16]}" for p, h in result.files.items())),
             "upload": result.commit_url or result.local_reason,
             "frozen_added": dg.MetadataValue.json(result.frozen_added),
+            "catalog_recorded_as_built": ", ".join(built),
             **notes,
         },
     )

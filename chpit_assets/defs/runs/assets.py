@@ -133,7 +133,10 @@ class ModelEndpoint(dg.ConfigurableResource):
             }
 
 
-class RunsConfig(dg.Config):
+class RunsConfig(dg.ConfigurableResource):
+    """Which items a (system, lang) run asks and how it meets its earlier log: the `runs` resource, so
+    one backfill's run config (`resources: {runs: {config: ...}}`) reaches every run that asks items."""
+
     retry_errors: bool = True  # PROTOCOL §7: items whose winning line is an error are asked again
     new_run: bool = False  # start over when the log was made with other settings (the old log is kept aside)
     sample_per_lang: int = 0  # PROTOCOL §6: N items per language (the published agentic rows: 100); 0 = all
@@ -214,7 +217,7 @@ def built_langs(chpit: ChpitStore) -> list[str]:
     return [lang for lang in BENCH_LANGS if core_path(chpit.build_dir, lang).exists()]
 
 
-@dg.asset(group_name=GROUP, deps=["core_split"], kinds={"python"})
+@dg.asset(group_name=GROUP, deps=["core_split", "build_report"], kinds={"python"})
 def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
     """R1: the oracle over every built language's core split, scored. Its blocking check must pass first."""
     langs = built_langs(chpit)
@@ -243,17 +246,20 @@ def oracle_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mate
     deps=[
         oracle_gate,
         dg.AssetDep("core_split", partition_mapping=dg.MultiToSingleDimensionPartitionMapping("lang")),
+        # The search systems answer from the index: a re-indexed language makes its results stale. A
+        # dependency is per asset, not per system key, so every system's results follow the index.
+        dg.AssetDep("search_index", partition_mapping=dg.MultiToSingleDimensionPartitionMapping("lang")),
     ],
     kinds={"python"},
 )
 def results(
-    context: dg.AssetExecutionContext, config: RunsConfig, chpit: ChpitStore, model: ModelEndpoint
+    context: dg.AssetExecutionContext, runs: RunsConfig, chpit: ChpitStore, model: ModelEndpoint
 ) -> dg.MaterializeResult:
     """data/results/{system}/{lang}.jsonl: one line per asked core item, resumable, with receipts (R3, PROTOCOL §7)."""
     keys = context.partition_key.keys_by_dimension
     system_key, lang = keys["system"], keys["lang"]
-    items = run_items_for(chpit, lang, config)
-    tools = _tools(chpit, config.today)
+    items = run_items_for(chpit, lang, runs)
+    tools = _tools(chpit, runs.today)
     path = results_path(chpit.results_dir, system_key, lang)
     parsed = parse_system_key(system_key)
     if parsed.slug is None:
@@ -268,7 +274,7 @@ def results(
             # not hold the store open against the nightly build's writers, so each tool call opens its own.
             with tools.session() if parsed.slug is None else nullcontext():
                 summary = run_items(
-                    system, items, path, workers=model.workers, retry_errors=config.retry_errors, new_run=config.new_run
+                    system, items, path, workers=model.workers, retry_errors=runs.retry_errors, new_run=runs.new_run
                 )
         finally:
             client = getattr(system, "client", None)
@@ -278,7 +284,7 @@ def results(
     # §8's run reports are the published runs' (recite and the model modes); the oracle and our
     # model-free systems (whose keys hold a "/") have none.
     if parsed.mode not in ("oracle", *FREE_SYSTEMS):
-        report = write_run_report(chpit, parsed.mode, config, model.settings())
+        report = write_run_report(chpit, parsed.mode, runs, model.settings())
         context.log.info(f"{report} rewritten")
     if status["errored"]:
         context.log.warning(

@@ -1,0 +1,184 @@
+"""One asset backfill per invocation: what `make run`, the CLI, the nightly schedule and the
+new-edition sensor all request, and the driver that carries it to the end without a daemon.
+
+Why a backfill (docs/operations.md, "One backfill"): an asset backfill respects the partition
+mappings of the graph and materialises an unpartitioned asset once, after every upstream
+partition it covers, so the chain build[lang] -> build_report -> oracle_gate -> results[system|lang]
+-> report -> publish_gate -> hf_dataset is executed by Dagster itself, each stage a real run of
+the implicit asset job on the configured executor, with per-asset, per-partition status in the
+UI's Backfills tab. A failed step or blocking check fails its asset partitions and Dagster never
+requests anything downstream of them.
+
+Dagster 1.13's only public way to create an asset backfill is its GraphQL API (a running
+webserver); a schedule or sensor requests one with `RunRequest.for_asset_graph_subset`, whose
+argument type is not exported. This module is therefore the one place that names Dagster's
+backfill internals (tests/test_public_dagster_api.py names it as the exception): building the
+asset-graph subset, adding the backfill, and `drive`, which runs the daemon's own iterations
+(backfill, run queue, run monitoring) in this process at a short interval, so a CLI invocation
+finishes in seconds per stage instead of the daemon's fixed 30 s per backfill step. When a
+`dagster-daemon` is already running on the instance, `drive` leaves the work to it and only waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+
+# Dagster's backfill machinery (see the module docstring for why these are not public imports).
+from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
+from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
+from dagster._core.utils import make_new_backfill_id
+from dagster._core.workspace.context import WorkspaceProcessContext
+from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster._daemon.backfill import execute_backfill_iteration
+from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
+from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
+
+from chpit_assets.orchestration.target import Target
+
+WORKSPACE_FILE = Path(__file__).resolve().parents[2] / "workspace.yaml"
+BACKFILL_TAG = "dagster/backfill"
+DRIVE_SECONDS = 0.5
+"""How often the driver runs the daemon's iterations: a stage starts within half a second of its upstream."""
+
+DONE = {
+    BulkActionStatus.COMPLETED,
+    BulkActionStatus.COMPLETED_SUCCESS,
+    BulkActionStatus.COMPLETED_FAILED,
+    BulkActionStatus.FAILED,
+    BulkActionStatus.CANCELED,
+}
+
+
+def subset(target: Target, asset_graph) -> AssetGraphSubset:
+    """The asset-graph subset of `target`, against the definitions' asset graph."""
+    partitioned = {}
+    for key, partitions in target.partitioned.items():
+        partitions_def = asset_graph.get(key).partitions_def
+        partitioned[key] = partitions_def.empty_subset().with_partition_keys(partitions)
+    return AssetGraphSubset(
+        partitions_subsets_by_asset_key=partitioned, non_partitioned_asset_keys=target.unpartitioned
+    )
+
+
+def backfill_request(target: Target, asset_graph, tags: Mapping[str, str]) -> dg.RunRequest:
+    """What the schedule and the sensor return: the daemon turns it into one backfill (and
+    `python -m chpit_assets nightly` submits the same subset itself)."""
+    return dg.RunRequest.for_asset_graph_subset(subset(target, asset_graph), tags=dict(tags))
+
+
+def submit_subset(
+    instance: dg.DagsterInstance, asset_graph_subset, *, tags: Mapping[str, str], run_config: Mapping, title: str
+) -> str:
+    """Add one asset backfill over the subset to the instance, as the sensor daemon does for a
+    backfill request; returns its id."""
+    backfill_id = make_new_backfill_id()
+    instance.add_backfill(
+        PartitionBackfill.from_asset_graph_subset(
+            backfill_id=backfill_id,
+            backfill_timestamp=time.time(),
+            tags=dict(tags),
+            dynamic_partitions_store=instance,
+            asset_graph_subset=asset_graph_subset,
+            title=title,
+            description=None,
+            run_config=dict(run_config),
+        )
+    )
+    return backfill_id
+
+
+def status(instance: dg.DagsterInstance, backfill_id: str) -> str:
+    backfill = instance.get_backfill(backfill_id)
+    return backfill.status.value if backfill is not None else "MISSING"
+
+
+def cancel(instance: dg.DagsterInstance, backfill_id: str) -> None:
+    """Ask Dagster to cancel a backfill (its queued runs are dropped, running ones terminated)."""
+    backfill = instance.get_backfill(backfill_id)
+    if backfill is not None and backfill.status not in DONE:
+        instance.update_backfill(backfill.with_status(BulkActionStatus.CANCELING))
+
+
+def unfinished(instance: dg.DagsterInstance, tags: Mapping[str, str]) -> list[str]:
+    """Ids of backfills carrying all of `tags` that Dagster still works on (requested or canceling)."""
+    return [
+        b.backfill_id
+        for b in instance.get_backfills()
+        if b.status not in DONE and all(b.tags.get(k) == v for k, v in tags.items())
+    ]
+
+
+def daemon_running(instance: dg.DagsterInstance) -> bool:
+    """A `dagster-daemon` heartbeat for the backfill daemon within the last minute."""
+    beats = instance.get_daemon_heartbeats()
+    beat = beats.get("BACKFILL")
+    return beat is not None and time.time() - beat.timestamp < 60
+
+
+@contextmanager
+def _workspace(instance: dg.DagsterInstance) -> Iterator[WorkspaceProcessContext]:
+    # The code location as workspace.yaml declares it: a code server process, through which the
+    # instance's run launcher starts each run in a process of its own (what the daemon does).
+    target = WorkspaceFileTarget(paths=[str(WORKSPACE_FILE)])
+    with WorkspaceProcessContext(instance, target, code_server_log_level="WARNING") as context:
+        yield context
+
+
+def drive(
+    instance: dg.DagsterInstance,
+    backfill_id: str,
+    on_run_done: Callable[[dg.DagsterRun], None],
+    *,
+    interval: float = DRIVE_SECONDS,
+) -> str:
+    """Carry the backfill to its end, reporting each of its runs as it ends; returns the final status."""
+    logger = logging.getLogger("chpit.backfill")
+    logger.setLevel(logging.WARNING)
+    reported: set[str] = set()
+
+    def report_finished() -> None:
+        ended = [r for r in runs_of(instance, backfill_id) if r.is_finished and r.run_id not in reported]
+        for run in sorted(ended, key=lambda r: (_ended_at(instance, r), r.run_id)):
+            reported.add(run.run_id)
+            on_run_done(run)
+
+    if daemon_running(instance):
+        while status(instance, backfill_id) not in {s.value for s in DONE}:
+            report_finished()
+            time.sleep(interval)
+        report_finished()
+        return status(instance, backfill_id)
+    queue = QueuedRunCoordinatorDaemon(interval_seconds=interval)
+    with _workspace(instance) as context:
+        while True:
+            for _ in execute_backfill_iteration(context, logger):
+                pass
+            for _ in queue.run_iteration(context):
+                pass
+            for _ in execute_run_monitoring_iteration(context, logger):
+                pass
+            report_finished()
+            current = status(instance, backfill_id)
+            if current in {s.value for s in DONE} and not _active(instance, backfill_id):
+                report_finished()
+                return current
+            time.sleep(interval)
+
+
+def _active(instance: dg.DagsterInstance, backfill_id: str) -> bool:
+    return any(not r.is_finished for r in runs_of(instance, backfill_id))
+
+
+def _ended_at(instance: dg.DagsterInstance, run: dg.DagsterRun) -> float:
+    record = instance.get_run_record_by_id(run.run_id)
+    return (record.end_time or 0.0) if record is not None else 0.0
+
+
+def runs_of(instance: dg.DagsterInstance, backfill_id: str) -> Sequence[dg.DagsterRun]:
+    return instance.get_runs(dg.RunsFilter(tags={BACKFILL_TAG: backfill_id}))

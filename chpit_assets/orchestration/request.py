@@ -1,0 +1,112 @@
+"""What one invocation asks of the graph: the partitions (languages, systems), the run config every
+run of its backfill gets, whether it may publish, and the cost estimate of a paid run.
+
+Shared by the CLI (`run`, `nightly`), the nightly schedule and the new-edition sensor, so the
+four differ only in the languages, systems and tags they pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import dagster as dg
+
+from chpit_assets.bench.items import core_path
+from chpit_assets.runs.runner import read_jsonl
+from chpit_assets.runs.sample import select_items
+from chpit_assets.runs.systems import LOOKUP_MODES, estimate_tokens, model_systems, parse_system_key
+
+from .target import Target, target_for
+
+QUIET_RUNS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+"""The backfill's runs log warnings only on the terminal: the driver's stage lines are the story."""
+
+NIGHTLY_SYSTEMS: tuple[str, ...] = LOOKUP_MODES
+"""R3: what the schedule and the sensor run; a model system costs money and needs a person."""
+
+
+class ModelSystemInNightly(ValueError):
+    """A nightly (schedule, sensor, `nightly` command) asked for a system that calls a model (R3)."""
+
+
+def register(instance: dg.DagsterInstance, langs: Sequence[str], systems: Sequence[str]) -> None:
+    """The dynamic partitions the backfill covers, added before it is submitted."""
+    from chpit_assets.defs.partitions import register_langs
+    from chpit_assets.defs.runs.assets import register_systems
+
+    register_langs(instance, langs)
+    register_systems(instance, systems)
+
+
+def nightly_target(asset_graph, langs: Sequence[str], systems: Sequence[str] = NIGHTLY_SYSTEMS) -> Target:
+    paid = model_systems(systems)
+    if paid:
+        raise ModelSystemInNightly(f"the nightly never starts a model system (R3: spending needs a person): {paid}")
+    return target_for(asset_graph, langs, systems, publish=True)
+
+
+def run_config(
+    *, fedlex: dict | None = None, model: dict | None = None, runs: dict | None = None, publication: dict | None = None
+) -> dict:
+    """One run config for every run of the backfill: resources only (a run ignores what it does not use)."""
+    resources = {
+        name: {"config": config}
+        for name, config in (("fedlex", fedlex), ("model", model), ("runs", runs), ("publication", publication))
+        if config
+    }
+    return {**QUIET_RUNS, "resources": resources}
+
+
+def partial_run(fedlex: dict, runs: dict) -> str:
+    """Why this run covers less than the whole benchmark (so it is not published), or ""."""
+    reasons = [
+        f"{flag} {value}"
+        for flag, value in (
+            ("--sr-numbers", ",".join(fedlex.get("sr_numbers") or [])),
+            ("--sample-per-lang", runs.get("sample_per_lang")),
+            ("--limit", runs.get("limit")),
+        )
+        if value
+    ]
+    return ", ".join(reasons)
+
+
+def spend_estimate(systems: Sequence[str], langs: Sequence[str], model: dict, runs: dict, build_dir) -> str:
+    """PROTOCOL §7: the estimate a paid run without confirmation prints before it stops (the results
+    asset refuses with SpendNotConfirmedError before any call)."""
+    from chpit_assets.defs.runs.assets import ModelEndpoint
+    from chpit_assets.runs.client import EndpointConfig, estimate_cost
+
+    paid = model_systems(systems)
+    if not paid:
+        return ""
+    endpoint = ModelEndpoint(**model)
+    config = EndpointConfig(
+        endpoint.resolved_base_url() or "http://127.0.0.1/",
+        endpoint.model or endpoint.slug,
+        price_input_per_mtok=endpoint.price_input_per_mtok,
+        price_output_per_mtok=endpoint.price_output_per_mtok,
+    )
+    items = [
+        item
+        for lang in langs
+        if core_path(build_dir, lang).exists()
+        for item in select_items(
+            read_jsonl(core_path(build_dir, lang)),
+            sample_per_lang=runs.get("sample_per_lang", 0),
+            limit=runs.get("limit", 0),
+        )
+    ]
+    lines = []
+    for key in paid:
+        tokens = [estimate_tokens(parse_system_key(key).mode, item) for item in items]
+        estimate = estimate_cost(config, len(items), sum(t[0] for t in tokens), sum(t[1] for t in tokens))
+        lines.append(f"estimate {key}: {json.dumps({**estimate, 'usd': round(estimate['usd'], 4)})}")
+    return "\n".join(
+        lines
+        + [
+            f"not run: {config.public_url} is a paid endpoint; pass --confirm-spend or set "
+            "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)"
+        ]
+    )

@@ -1,0 +1,91 @@
+"""What a backfill's runs did, read from Dagster's own records: the stage each run is, and each
+failure as a typed record (the failed step or check, the innermost error's class, its message).
+
+Nothing here parses a string Dagster wrote for people: the stage comes from the run's asset
+selection and partition, the failure from the STEP_FAILURE and ASSET_CHECK_EVALUATION events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import dagster as dg
+
+PARTITION_TAG = "dagster/partition"
+SYSTEM_PARTITION = "|"
+
+BUILD_ROOT = dg.AssetKey("fedlex_catalog")
+RESULTS = dg.AssetKey("results")
+
+
+@dataclass(frozen=True)
+class StageFailure:
+    """One failed step or blocking check of a backfill run."""
+
+    stage: str  # "build [de]", "oracle [de]", "build_report, oracle_gate", ...
+    run_id: str
+    step: str  # the step key, or the check's name
+    error: str  # the innermost error's class name ("CatalogError", "SpendNotConfirmedError"), or "check"
+    reason: str  # what to fix, never cut
+
+    def line(self) -> str:
+        kind = "check failed" if self.error == "check" else self.error
+        return f"{self.step}: {kind}: {self.reason}"
+
+
+def stage_of(run: dg.DagsterRun) -> str:
+    """A run's stage as the CLI names it: `build [lang]`, `<system> [lang]`, or the assets it materialised."""
+    keys = set(run.asset_selection or ())
+    partition = run.tags.get(PARTITION_TAG, "")
+    if BUILD_ROOT in keys or (partition and SYSTEM_PARTITION not in partition and keys):
+        return f"build [{partition}]"
+    if RESULTS in keys and SYSTEM_PARTITION in partition:
+        lang, system = partition.split(SYSTEM_PARTITION, 1)  # multi-partition keys join dimensions by name order
+        return f"{system} [{lang}]"
+    checks = {k.asset_key for k in (run.asset_check_selection or ())}
+    names = sorted(k.to_user_string() for k in keys | checks)
+    return ", ".join(names) or run.job_name
+
+
+def failures_of(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]) -> list[StageFailure]:
+    """Every failed step and failed check of the given runs, in run order."""
+    found = []
+    for run in runs:
+        if run.status == dg.DagsterRunStatus.SUCCESS:
+            continue
+        stage = stage_of(run)
+        for record in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE):
+            event = record.dagster_event
+            assert event is not None
+            data = event.step_failure_data
+            error = data.error
+            while error is not None and error.cause is not None:  # Dagster wraps the user's error
+                error = error.cause
+            user = data.user_failure_data
+            reason = (user.description if user is not None and user.description else None) or (
+                error.message.strip() if error is not None else "no error recorded"
+            )
+            name = error.cls_name if error is not None and error.cls_name else "Failure"
+            found.append(StageFailure(stage, run.run_id, event.step_key or "-", name, reason))
+        for record in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
+            event = record.dagster_event
+            assert event is not None
+            evaluation = event.event_specific_data
+            if getattr(evaluation, "passed", True) or not getattr(evaluation, "blocking", True):
+                continue
+            metadata = {k: v.value for k, v in (evaluation.metadata or {}).items()}
+            reason = evaluation.description or "; ".join(f"{k}: {v}" for k, v in metadata.items())
+            found.append(StageFailure(stage, run.run_id, evaluation.check_name, "check", str(reason)))
+        if run.status in (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED) and not any(
+            f.run_id == run.run_id for f in found
+        ):
+            # The run ended without a step failing: its worker died (kill -9, OOM) or it was cancelled.
+            found.append(StageFailure(stage, run.run_id, "-", run.status.value, _run_end_reason(instance, run)))
+    return found
+
+
+def _run_end_reason(instance: dg.DagsterInstance, run: dg.DagsterRun) -> str:
+    for record in reversed(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)):
+        return record.message or record.user_message or "the run failed"
+    return f"the run ended {run.status.value.lower()}"

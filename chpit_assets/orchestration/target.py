@@ -1,0 +1,54 @@
+"""Which asset partitions one invocation covers: the languages asked, everything downstream of them.
+
+Derived from the asset specs' partitions definitions, not from a list of names: an asset on the
+`lang` axis is backfilled for the languages built, one on (system, lang) for each system and
+published language built, an unpartitioned one once. A partial run (`--limit`, `--sr-numbers`,
+...) leaves out the publication (PUBLICATION), so it is reported and never published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+
+from chpit_assets.langs import BENCH_LANGS
+
+LANG_AXIS = "lang"
+SYSTEM_AXIS = "system"
+PUBLICATION = (dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset"))
+
+
+@dataclass(frozen=True)
+class Target:
+    partitioned: dict[dg.AssetKey, list[str]] = field(default_factory=dict)
+    unpartitioned: set[dg.AssetKey] = field(default_factory=set)
+
+    @property
+    def keys(self) -> set[dg.AssetKey]:
+        return set(self.partitioned) | self.unpartitioned
+
+
+def target_for(asset_graph, langs: Sequence[str], systems: Sequence[str], *, publish: bool) -> Target:
+    """Every asset of the code location's asset graph (`Definitions.resolve_asset_graph()`, or a
+    schedule's `repository_def.asset_graph`), with the partitions this invocation covers."""
+    bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
+    partitioned: dict[dg.AssetKey, list[str]] = {}
+    unpartitioned: set[dg.AssetKey] = set()
+    for key in sorted(asset_graph.get_all_asset_keys()):
+        partitions_def = asset_graph.get(key).partitions_def
+        if partitions_def is None:
+            if publish or key not in PUBLICATION:
+                unpartitioned.add(key)
+        elif isinstance(partitions_def, dg.MultiPartitionsDefinition):
+            keys = [
+                str(dg.MultiPartitionKey({SYSTEM_AXIS: system, LANG_AXIS: lang}))
+                for system in systems
+                for lang in bench_langs
+            ]
+            if keys:
+                partitioned[key] = keys
+        else:
+            partitioned[key] = list(langs)
+    return Target(partitioned, unpartitioned)
