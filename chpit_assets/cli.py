@@ -95,6 +95,8 @@ def _unpublished_langs(instance, langs: list[str], source) -> str:
 
 def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], started: float, partial: str) -> int:
     """The summary lines and the exit code of a finished backfill (issue 14 item 4, issue 23.7)."""
+    from chpit_assets.orchestration.stages import publication_line
+
     if outcome.interrupted:
         kept = sum(r.status.value == "SUCCESS" for r in outcome.runs)
         print(
@@ -119,6 +121,8 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
         return max(summary, EXIT_SOME_ERRORED)
     if partial:
         print(f"hf_dataset: not published ({partial}: a partial run; data/publish/ is unchanged)")
+    else:
+        print(publication_line(instance, outcome.runs))
     outputs = "data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}"
     print(f"benchmark: ok (backfill {outcome.backfill_id}); outputs: {outputs}{'' if partial else ', data/publish/'}")
     return summary

@@ -52,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
     from chpit_assets.instance import open_instance, prepare_instance
     from chpit_assets.orchestration import request as requests
     from chpit_assets.orchestration.invocation import invoke
+    from chpit_assets.orchestration.stages import publication_line
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
@@ -78,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
         echo=lambda line: print(line, flush=True),
     )
     if outcome.ok:
+        print(publication_line(instance, outcome.runs), flush=True)
         print(f"nightly: ok (backfill {outcome.backfill_id}); outputs in {ChpitStore().root}", flush=True)
         return 0
     reasons = "; ".join(f.line() for f in outcome.failures) or outcome.status

@@ -261,7 +261,8 @@ def test_a_bad_new_file_for_a_parsed_edition_keeps_its_items_fails_and_names_the
 
 
 def test_a_paid_endpoint_without_confirmation_prints_the_estimate_and_exits_2_before_any_call(tmp_path):
-    """PROTOCOL §7 through the whole `benchmark` run: built, then refused before any system runs."""
+    """PROTOCOL §7 through the whole backfill: built and gated, then the paid system refused before any
+    call (SpendNotConfirmedError, read from the event log), with the estimate printed and exit 2."""
     done = run_cli(
         tmp_path,
         "--systems",
@@ -277,22 +278,6 @@ def test_a_paid_endpoint_without_confirmation_prints_the_estimate_and_exits_2_be
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "estimate gpt/closed: " in done.stderr and "not run: https://models.example.invalid/v1" in done.stderr
-    assert "build [de]: ok" in done.stdout and "oracle_gate" not in done.stdout  # nothing after the refusal
+    assert "build [de]: ok" in done.stdout and "gpt/closed [de]: FAILED" in done.stdout
+    assert "report, publish_gate" not in done.stdout  # nothing after the refusal
     assert "Traceback" not in done.stderr
-
-
-def test_the_nightly_job_never_starts_a_model_system():
-    """R3: the schedule's and the sensor's target refuses a model system, whoever configures it."""
-    import dagster as dg
-
-    from chpit_assets.definitions import defs
-
-    with dg.instance_for_test(overrides={"concurrency": {"pools": {"granularity": "run"}}}) as instance:
-        result = defs.resolve_job_def("nightly").execute_in_process(
-            instance=instance,
-            raise_on_error=False,
-            run_config={"ops": {"rebuild": {"config": {"langs": ["de"], "systems": ["oracle", "gpt/closed"]}}}},
-        )
-    assert not result.success
-    [failure] = result.get_step_failure_events()
-    assert "never starts a model system" in failure.step_failure_data.user_failure_data.description

@@ -182,3 +182,13 @@ def _ended_at(instance: dg.DagsterInstance, run: dg.DagsterRun) -> float:
 
 def runs_of(instance: dg.DagsterInstance, backfill_id: str) -> Sequence[dg.DagsterRun]:
     return instance.get_runs(dg.RunsFilter(tags={BACKFILL_TAG: backfill_id}))
+
+
+def covered(asset_graph_subset) -> dict[str, list[str] | None]:
+    """What a backfill subset covers, as plain data: asset key -> sorted partition keys (None: unpartitioned)."""
+    found: dict[str, list[str] | None] = {
+        key.to_user_string(): sorted(partitions.get_partition_keys())
+        for key, partitions in asset_graph_subset.partitions_subsets_by_asset_key.items()
+    }
+    found.update({key.to_user_string(): None for key in asset_graph_subset.non_partitioned_asset_keys})
+    return dict(sorted(found.items()))

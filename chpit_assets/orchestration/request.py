@@ -19,8 +19,9 @@ from chpit_assets.runs.systems import LOOKUP_MODES, estimate_tokens, model_syste
 
 from .target import Target, target_for
 
-QUIET_RUNS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-"""The backfill's runs log warnings only on the terminal: the driver's stage lines are the story."""
+QUIET_RUNS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""The backfill's runs keep their logs to the event log (the UI): on the terminal the driver's stage
+lines and its typed failure summary are the story, not each step's traceback."""
 
 NIGHTLY_SYSTEMS: tuple[str, ...] = LOOKUP_MODES
 """R3: what the schedule and the sensor run; a model system costs money and needs a person."""

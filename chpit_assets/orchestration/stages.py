@@ -17,6 +17,8 @@ SYSTEM_PARTITION = "|"
 
 BUILD_ROOT = dg.AssetKey("fedlex_catalog")
 RESULTS = dg.AssetKey("results")
+CHAIN = ("build_report", "oracle_gate", "report", "publish_gate", "hf_dataset")
+"""The unpartitioned assets in graph order, so a run of several reads as the chain: `report, publish_gate, hf_dataset`."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def stage_of(run: dg.DagsterRun) -> str:
         lang, system = partition.split(SYSTEM_PARTITION, 1)  # multi-partition keys join dimensions by name order
         return f"{system} [{lang}]"
     checks = {k.asset_key for k in (run.asset_check_selection or ())}
-    names = sorted(k.to_user_string() for k in keys | checks)
+    names = sorted((k.to_user_string() for k in keys | checks), key=lambda n: (CHAIN.index(n) if n in CHAIN else 99, n))
     return ", ".join(names) or run.job_name
 
 
@@ -89,3 +91,23 @@ def _run_end_reason(instance: dg.DagsterInstance, run: dg.DagsterRun) -> str:
     for record in reversed(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)):
         return record.message or record.user_message or "the run failed"
     return f"the run ended {run.status.value.lower()}"
+
+
+def materialization_metadata(
+    instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun], key: str
+) -> dict[str, object] | None:
+    """The metadata of `key`'s materialisation by one of `runs` (None when none of them materialised it)."""
+    run_ids = {run.run_id for run in runs}
+    records = instance.fetch_materializations(dg.AssetKey(key), limit=len(run_ids) + 1).records
+    for record in records:
+        if record.run_id in run_ids and record.asset_materialization is not None:
+            return {k: v.value for k, v in record.asset_materialization.metadata.items()}
+    return None
+
+
+def publication_line(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]) -> str:
+    """Where this backfill published, or "" when it did not reach hf_dataset."""
+    meta = materialization_metadata(instance, runs, "hf_dataset")
+    if meta is None:
+        return ""
+    return f"hf_dataset: ok, published {meta['path']} ({meta['upload']})"

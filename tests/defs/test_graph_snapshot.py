@@ -1,6 +1,6 @@
 """Issue 17.2: the shipped definitions as one reviewed file, so a change to the graph is a visible diff.
 
-`graph_snapshot.json` holds every asset (deps, partitions, group, kinds, owners, pool, automation),
+`graph_snapshot.json` holds every asset (deps, partitions, group, kinds, owners, pool, automation, freshness),
 every check, job (with the assets it selects), schedule, sensor and resource of `chpit_assets.definitions.defs`.
 After an intended change, rewrite it with `CHPIT_UPDATE_SNAPSHOT=1 pytest tests/defs/test_graph_snapshot.py`
 and commit the diff with the change.
@@ -41,6 +41,7 @@ def describe(defs: dg.Definitions) -> dict:
                 "owners": list(spec.owners),
                 "pool": assets_def.op.pool if assets_def.is_executable else None,
                 "automation": condition.get_label() if condition is not None else None,
+                "freshness": repr(spec.freshness_policy) if spec.freshness_policy is not None else None,
                 "checks": sorted(key.name for key in assets_def.check_keys if key.asset_key == spec.key),
             }
     for checks_def in defs.asset_checks or []:

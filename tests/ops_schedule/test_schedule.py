@@ -21,18 +21,36 @@ def defs() -> dg.Definitions:
     return defs
 
 
-def test_a_tick_requests_one_nightly_run_over_the_configured_languages(defs):
-    """18.1/18.6: one nightly run carries every language through to the publication; the languages are
-    the configured set, the one `make run` builds by default, so both list the same languages."""
+def test_a_tick_requests_one_backfill_over_the_configured_languages_and_everything_downstream(defs):
+    """18.1/18.6, issue 22.2: one backfill carries every language through to the publication; the
+    languages are the configured set, the one `make run` builds by default, and the systems the
+    model-free ones (R3)."""
+    from chpit_assets.orchestration.backfill import covered
+    from chpit_assets.runs.systems import LOOKUP_MODES
+
     schedule = defs.resolve_schedule_def("nightly_build")
-    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == ("30 3 * * *", ZURICH, "nightly")
+    assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 3 * * *", ZURICH)
     context = dg.build_schedule_context(
         scheduled_execution_time=datetime(2026, 5, 4, 3, 30, tzinfo=ZH), repository_def=defs.get_repository_def()
     )
     [request] = schedule.evaluate_tick(context).run_requests
-    assert request.run_config["ops"]["rebuild"]["config"]["langs"] == list(BENCH_LANGS)
-    assert request.tags["chpit/trigger"] == "nightly"
-    assert dg.validate_run_config(defs.resolve_job_def("nightly"), request.run_config) is not None
+    assert request.requires_backfill_daemon() and request.tags["chpit/trigger"] == "schedule"
+    coverage = covered(request.asset_graph_subset)
+    assert coverage["fedlex_catalog"] == sorted(BENCH_LANGS) and coverage["search_index"] == sorted(BENCH_LANGS)
+    systems = {key.split("|")[1] for key in coverage["results"]}
+    assert systems == set(LOOKUP_MODES) and {key.split("|")[0] for key in coverage["results"]} == set(BENCH_LANGS)
+    assert coverage["scored_results"] == coverage["results"]
+    for unpartitioned in ("build_report", "oracle_gate", "report", "publish_gate", "hf_dataset"):
+        assert coverage[unpartitioned] is None
+    assert set(coverage) == {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+
+
+def test_the_nightly_never_covers_a_model_system(defs):
+    """R3: the schedule's and the sensor's target refuses a model system, whoever asks for it."""
+    from chpit_assets.orchestration.request import ModelSystemInNightly, nightly_target
+
+    with pytest.raises(ModelSystemInNightly, match="never starts a model system"):
+        nightly_target(defs.resolve_asset_graph(), ["de"], ["oracle", "gpt/closed"])
 
 
 def test_every_job_and_sensor_has_a_description_and_every_asset_an_owner(defs):
@@ -71,31 +89,3 @@ def _core_split(instance: dg.DagsterInstance, lang: str, version: str) -> None:
     instance.report_runless_asset_event(
         dg.AssetMaterialization("core_split", partition=lang, tags={"dagster/data_version": version})
     )
-
-
-def test_build_report_follows_a_changed_core_split_and_ignores_an_unchanged_rebuild(defs, instance):
-    selection = dg.AssetSelection.assets("build_report")
-    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection)
-    assert result.total_requested == 0
-
-    _core_split(instance, "de", "v1")
-    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-    assert result.total_requested == 1
-
-    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-    assert result.total_requested == 0  # requested once, not on every tick after
-
-    _core_split(instance, "de", "v1")  # a nightly rebuild that changed nothing
-    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-    assert result.total_requested == 0
-
-    _core_split(instance, "fr", "v7")
-    result = dg.evaluate_automation_conditions(defs, instance, asset_selection=selection, cursor=result.cursor)
-    assert result.total_requested == 1
-
-
-def test_the_automation_sensor_covers_build_report(defs):
-    sensor = defs.resolve_sensor_def("chpit_automation")
-    assert isinstance(sensor, dg.AutomationConditionSensorDefinition)
-    graph = defs.resolve_asset_graph()
-    assert dg.AssetKey("build_report") in sensor.asset_selection.resolve(graph)

@@ -20,7 +20,8 @@ import dagster as dg
 from chpit_assets.bench.items import SEED, core_path
 from chpit_assets.files import write_atomic
 from chpit_assets.pit.tools import PitTools
-from chpit_assets.runs.client import EndpointConfig
+from chpit_assets.runs.client import EndpointConfig, spend_confirmed
+from chpit_assets.runs.errors import SpendNotConfirmedError
 from chpit_assets.runs.run_report import ModelRun, run_report
 from chpit_assets.runs.runner import (
     load_log,
@@ -190,6 +191,17 @@ def _file_version(path) -> dg.DataVersion:
     return data_version(path.read_bytes()) if path.exists() else dg.DataVersion("empty")
 
 
+def _refuse_unconfirmed_spend(config: EndpointConfig | None, confirm: bool, system_key: str) -> None:
+    """PROTOCOL §7: a paid endpoint without confirmation is refused before any request to it, the
+    pre-flight probe included; the CLI prints the estimate over every language (request.spend_estimate)."""
+    if config is not None and not config.is_local and not spend_confirmed(confirm):
+        raise SpendNotConfirmedError(
+            f"{system_key}: {config.public_url} is a paid endpoint; pass --confirm-spend or set "
+            "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)",
+            {},
+        )
+
+
 def score_partition(chpit: ChpitStore, system_key: str, lang: str) -> tuple[list[dict], list[str]]:
     """Write `{lang}.scored.jsonl` (the report's input) from the run log; returns (lines, missing ids)."""
     items = _core_items(chpit, lang)
@@ -266,6 +278,7 @@ def results(
         # oracle and recite cost nothing and answer from the current store: never resume stale answers.
         path.unlink(missing_ok=True)
     with model.endpoints(parsed.slug) as endpoints:
+        _refuse_unconfirmed_spend(endpoints.get(parsed.slug or ""), model.confirm, system_key)
         system = prepare_system(
             system_key, items, tools=tools, endpoints=endpoints, confirm=model.confirm, echo=context.log.warning
         )
