@@ -35,7 +35,7 @@ from chpit_assets.runs.runner import (
     write_jsonl_atomic,
 )
 from chpit_assets.runs.sample import select_items
-from chpit_assets.runs.systems import FREE_SYSTEMS, LOOKUP_MODES, build_system, parse_system_key
+from chpit_assets.runs.systems import LOOKUP_MODES, build_system, mode_entry, parse_system_key
 
 from ..metadata import data_version
 from ..partitions import BENCH_LANGS, lang_partitions
@@ -155,7 +155,7 @@ def run_items_for(chpit: ChpitStore, lang: str, config: RunsConfig) -> list[dict
 def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings: dict) -> Path:
     """Rewrite `run-report-{mode}.json` (PROTOCOL §8) from every run log of that mode in results/."""
     runs = []
-    pattern = "recite/*.jsonl" if mode == "recite" else f"*/{mode}/*.jsonl"
+    pattern = f"*/{mode}/*.jsonl" if mode_entry(mode).model else f"{mode}/*.jsonl"  # `<slug>/<mode>` or `recite`
     logs: dict[str, list[Path]] = {}
     for path in sorted(chpit.results_dir.glob(pattern)):
         if path.name.count(".") == 1:  # {lang}.jsonl, not {lang}.scored.jsonl
@@ -276,8 +276,8 @@ def results(
                 client.close()
     status = log_status(items, load_log(path))
     # §8's run reports are the published runs' (recite and the model modes); the oracle and our
-    # model-free systems (whose keys hold a "/") have none.
-    if parsed.mode not in ("oracle", *FREE_SYSTEMS):
+    # model-free systems have none.
+    if parsed.run_report:
         report = write_run_report(chpit, parsed.mode, config, model.settings())
         context.log.info(f"{report} rewritten")
     if status["errored"]:
