@@ -8,7 +8,9 @@ Inspect log imports back into data/results/ unchanged (chpit_assets.inspect.logs
 from __future__ import annotations
 
 import re
+import threading
 from datetime import date
+from typing import cast
 
 import anyio.to_thread
 from inspect_ai import Task
@@ -95,10 +97,30 @@ def _answer_transcript(item: dict, answer: Answer, final_text: str):
     return transcript(item, final_text, answer.prompt, [r.message for r in answer.replies], tool_results)
 
 
+class SerializedTools:
+    """The point-in-time tools, one call at a time: Inspect runs samples concurrently, and a search
+    index's SQLite handle is shared by every thread that asks it (a crash, not an error, otherwise)."""
+
+    def __init__(self, tools: PitTools):
+        self._tools, self._lock = tools, threading.Lock()
+
+    def __getattr__(self, name: str):
+        attribute = getattr(self._tools, name)
+        if not callable(attribute):
+            return attribute
+
+        def locked(*args, **kwargs):
+            with self._lock:
+                return attribute(*args, **kwargs)
+
+        return locked
+
+
 @solver
 def chpit_solver(mode: str, tools: PitTools, slug: str = "") -> Solver:
     """Answer each item with the registry's system for `mode`, exactly as our runner would."""
     entry = mode_entry(mode)
+    serialized = SerializedTools(tools)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         item = state.metadata["item"]
@@ -108,7 +130,7 @@ def chpit_solver(mode: str, tools: PitTools, slug: str = "") -> Solver:
             client = InspectChatClient(get_model())
             name = slug or model_slug(client.config.model)
             key, clients = f"{name}/{mode}", {name: client}
-        system = build_system(key, tools=tools, clients=clients)
+        system = build_system(key, tools=serialized, clients=clients)
         answer, started, finished, latency = await anyio.to_thread.run_sync(_timed_answer, system, item)
         line = result_line(system, item, answer, started, finished, latency)
         state.metadata[LINE_KEY] = line
@@ -120,15 +142,16 @@ def chpit_solver(mode: str, tools: PitTools, slug: str = "") -> Solver:
     return solve
 
 
-def _share_of(label: str, scores: list[SampleScore]) -> float:
-    values = [s.score.value[label] for s in scores]  # type: ignore[index]  # chpit_scorer's dict value
+def _mean(key: str, scores: list[SampleScore]) -> float:
+    """Mean of one key of chpit_scorer's dict values: a label's share, or a mean coverage."""
+    values = [float(cast(dict, s.score.value)[key]) for s in scores]
     return sum(values) / len(values) if values else 0.0
 
 
-def _label_share(label: str) -> Metric:
+def _mean_of(key: str) -> Metric:
     # Typed: Inspect hands a metric SampleScores (with the sample's metadata) only when it says so.
     def compute(scores: list[SampleScore]) -> float:
-        return _share_of(label, scores)
+        return _mean(key, scores)
 
     return compute
 
@@ -136,18 +159,18 @@ def _label_share(label: str) -> Metric:
 @metric
 def correct() -> Metric:
     """Share grounded_correct (the card's `correct %`, as a fraction)."""
-    return _label_share(CORRECT)
+    return _mean_of(CORRECT)
 
 
 @metric
 def wrong_version() -> Metric:
     """Share grounded in the adjacent edition (the distractor)."""
-    return _label_share(WRONG)
+    return _mean_of(WRONG)
 
 
 @metric
 def ungrounded() -> Metric:
-    return _label_share(UNGROUNDED)
+    return _mean_of(UNGROUNDED)
 
 
 @metric
@@ -156,7 +179,7 @@ def date_sensitive_correct() -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         hard = [s for s in scores if (s.sample_metadata or {}).get("date_sensitive")]
-        return _share_of(CORRECT, hard)
+        return _mean(CORRECT, hard)
 
     return compute
 
@@ -173,32 +196,24 @@ def date_sensitive_share() -> Metric:
     return compute
 
 
-def _mean_coverage(name: str) -> Metric:
-    def compute(scores: list[SampleScore]) -> float:
-        values = [s.score.value[name] for s in scores]  # type: ignore[index]
-        return sum(values) / len(values) if values else 0.0
-
-    return compute
-
-
 @metric
 def mean_gold_coverage() -> Metric:
-    return _mean_coverage("gold_coverage")
+    return _mean_of("gold_coverage")
 
 
 @metric
 def mean_distractor_coverage() -> Metric:
-    return _mean_coverage("distractor_coverage")
+    return _mean_of("distractor_coverage")
 
 
 @metric
 def mean_shared_coverage() -> Metric:
-    return _mean_coverage("shared_coverage")
+    return _mean_of("shared_coverage")
 
 
 @metric
 def mean_distractor_all_coverage() -> Metric:
-    return _mean_coverage("distractor_all_coverage")
+    return _mean_of("distractor_all_coverage")
 
 
 METRICS = [
