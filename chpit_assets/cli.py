@@ -262,7 +262,12 @@ def main(argv: list[str] | None = None) -> int:
         add_help=False,
         help="run tonight's nightly now: build, gate, free systems, report, gated publication (docs/scheduling.md)",
     )
+    from chpit_assets.inspect import cli as inspect_cli  # stdlib only until a subcommand runs
+
+    inspect_cli.add_arguments(sub.add_parser("inspect", help="chpit run logs to and from Inspect .eval logs"))
     args, rest = parser.parse_known_args(argv)
+    if args.command == "inspect":
+        return inspect_cli.main(parser.parse_args(argv))
     if args.command == "nightly":
         from chpit_assets import nightly
         from chpit_assets.instance import default_dagster_home

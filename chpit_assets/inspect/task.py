@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 import threading
 from datetime import date
-from typing import cast
+from typing import Any, cast
 
 import anyio.to_thread
 from inspect_ai import Task
+from inspect_ai._util.registry import registry_info
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
@@ -235,9 +236,17 @@ LABELS = (CORRECT, WRONG, UNGROUNDED)
 def verdict_score(answer: str, item: dict) -> Score:
     """Our verdict (S1-S8) as an Inspect Score: `value` holds 1/0 per label (Inspect reduces values
     as numbers) and the four coverages; the label itself is the explanation and in `metadata`."""
-    verdict = verdict_of(answer, item)
+    return verdict_as_score(verdict_of(answer, item), answer)
+
+
+def verdict_as_score(verdict: dict, answer: str) -> Score:
     value = {**{label: float(verdict["label"] == label) for label in LABELS}, **{c: verdict[c] for c in COVERAGES}}
     return Score(value=value, answer=answer, explanation=verdict["label"], metadata={"verdict": verdict})
+
+
+def metric_values(scores: list[SampleScore]) -> dict[str, float]:
+    """Every METRICS value over `scores`, by metric name (what an eval's results show)."""
+    return {registry_info(metric).name.rsplit("/", 1)[-1]: float(cast(Any, metric)(scores)) for metric in METRICS}
 
 
 def verdict_of_score(score: Score) -> dict:
