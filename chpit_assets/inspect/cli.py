@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     try:
         from chpit_assets.defs.resources import ChpitStore
+        from chpit_assets.runs.runner import results_path
 
         from .logs import InspectLogError, export_run, import_log
     except ImportError as exc:  # the optional extra is not installed
@@ -34,7 +35,9 @@ def main(args: argparse.Namespace) -> int:
             if out is None:
                 relative = args.run_log.resolve().relative_to(chpit.results_dir.resolve())
                 out = chpit.root / "inspect" / relative.with_suffix(".eval")
-            print(export_run(args.run_log, chpit.build_dir, out))
+            lang = args.run_log.stem  # {lang}.jsonl
+            recite = results_path(chpit.results_dir, "recite", lang)
+            print(export_run(args.run_log, chpit.build_dir, out, recite_log=recite))
         else:
             for path in import_log(args.eval_log, chpit.results_dir, replace=args.replace):
                 print(path)

@@ -27,6 +27,7 @@ from inspect_ai.log import (
     EvalSample,
     EvalScore,
     EvalSpec,
+    EvalStats,
     read_eval_log,
     write_eval_log,
 )
@@ -34,7 +35,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import SampleScore
 
 from chpit_assets.files import write_atomic
-from chpit_assets.runs.runner import read_jsonl, read_log, results_path
+from chpit_assets.runs.runner import load_log, read_jsonl, read_log, results_path, winners
 from chpit_assets.runs.systems import parse_system_key
 
 from .task import LINE_KEY, metric_values, task_name, transcript, verdict_as_score
@@ -67,8 +68,21 @@ def _messages(item: dict, line: dict):
     return transcript(item, line["answer"], None, replies, results)
 
 
-def export_run(run_log: Path | str, build_dir: Path | str, out: Path | str) -> Path:
-    """Write `out` (an Inspect `.eval` log) from one run log and the core items it answered."""
+def date_sensitive_by_id(items: list[dict], recite_log: Path | None) -> dict[str, bool]:
+    """item id -> date-sensitive (reciting today's edition does not answer it), as our report decides
+    it: the items' `recite_label`, else the recite run's winning verdicts; an id in neither is unknown."""
+    from chpit_assets.report.tables import recite_easy_by_id
+
+    recite = list(load_log(recite_log).values()) if recite_log is not None and recite_log.exists() else []
+    easy = recite_easy_by_id(
+        {"items": [{"id": i["id"], "recite_label": i.get("recite_label")} for i in items], "recite": recite}
+    )
+    return {item_id: not is_easy for item_id, is_easy in easy.items()}
+
+
+def export_run(run_log: Path | str, build_dir: Path | str, out: Path | str, recite_log: Path | None = None) -> Path:
+    """Write `out` (an Inspect `.eval` log) from one run log and the core items it answered;
+    `recite_log` (the language's recite run) tells which items are date-sensitive."""
     run_log, out = Path(run_log), Path(out)
     lines = read_log(run_log)
     if not lines:
@@ -78,7 +92,10 @@ def export_run(run_log: Path | str, build_dir: Path | str, out: Path | str) -> P
     from chpit_assets.bench.items import core_path
 
     items = {item["id"]: item for item in read_jsonl(core_path(build_dir, lang))}
+    sensitive = date_sensitive_by_id(list(items.values()), recite_log)
     samples: list[EvalSample] = []
+    winning: list[EvalSample] = []  # per item its winning line's sample (PROTOCOL §7), as our report counts
+    won = {id(line) for line in winners(lines).values()}
     seen: dict[str, int] = defaultdict(int)
     for n, line in enumerate(lines, 1):
         if (line["lang"], line["system_key"]) != (lang, system_key):
@@ -89,19 +106,23 @@ def export_run(run_log: Path | str, build_dir: Path | str, out: Path | str) -> P
         if item is None:
             raise InspectLogError(f"{run_log}:{n}: item {line['id']} is not in {core_path(build_dir, lang)}")
         seen[line["id"]] += 1
-        samples.append(
-            EvalSample(
-                id=line["id"],
-                epoch=seen[line["id"]],  # a re-asked item: its later lines are later epochs
-                input=item["question"],
-                target=item["gold"]["text"],
-                messages=_messages(item, line),
-                output=ModelOutput.from_content(model=line["model"] or system_key, content=line["answer"]),
-                scores={SCORER: verdict_as_score(line["verdict"], line["answer"])},
-                metadata={"item": item, "date_sensitive": None, LINE_KEY: line, LINE_NO: n},
-            )
+        sample = EvalSample(
+            id=line["id"],
+            epoch=seen[line["id"]],  # a re-asked item: its later lines are later epochs
+            input=item["question"],
+            target=item["gold"]["text"],
+            messages=_messages(item, line),
+            output=ModelOutput.from_content(model=line["model"] or system_key, content=line["answer"]),
+            scores={SCORER: verdict_as_score(line["verdict"], line["answer"])},
+            metadata={"item": item, "date_sensitive": sensitive.get(line["id"]), LINE_KEY: line, LINE_NO: n},
+            total_time=line["latency_s"],
+            working_time=line["latency_s"],
         )
-    created = min((line["receipt"]["started_at"] for line in lines if "receipt" in line), default=None)
+        samples.append(sample)
+        if id(line) in won:
+            winning.append(sample)
+    receipts = [line["receipt"] for line in lines if "receipt" in line]
+    created = min((r["started_at"] for r in receipts), default=None)
     log = EvalLog(
         eval=EvalSpec(
             created=created or datetime.now(UTC).isoformat(),
@@ -112,16 +133,23 @@ def export_run(run_log: Path | str, build_dir: Path | str, out: Path | str) -> P
             metadata={"chpit_mode": parsed.mode, "langs": [lang], "system_key": system_key, "source": str(run_log)},
         ),
         status="success",
+        stats=EvalStats(
+            started_at=created or "", completed_at=max((r["finished_at"] for r in receipts), default=created or "")
+        ),
         results=EvalResults(
             total_samples=len(samples),
             completed_samples=len(samples),
-            scores=[_results([SampleScore(score=(s.scores or {})[SCORER], sample_id=s.id) for s in samples])],
+            scores=[_results([_sample_score(s) for s in winning])],
         ),
         samples=samples,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     write_eval_log(log, str(out), format="eval")
     return out
+
+
+def _sample_score(sample: EvalSample) -> SampleScore:
+    return SampleScore(score=(sample.scores or {})[SCORER], sample_id=sample.id, sample_metadata=sample.metadata)
 
 
 def _results(scores: list[SampleScore]) -> EvalScore:

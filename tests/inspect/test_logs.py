@@ -41,6 +41,7 @@ def _agentic_run(data_dir, scripted, results_dir) -> tuple:
         system = build_system("m/agentic+verify", tools=tools, clients={"m": client})
         run_items(system, items, path)
         run_items(system, items, path)  # resumes: only the errored item is asked again
+    run_items(build_system("recite", tools=tools), items, results_path(results_dir, "recite", "de"))
     return path, items
 
 
@@ -48,7 +49,8 @@ def test_export_then_import_is_identical_line_for_line(data_dir, scripted, tmp_p
     path, items = _agentic_run(data_dir, scripted, tmp_path / "results")
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(items) + 1 and json.loads(lines[0])["error"]  # the re-ask is in the log
-    out = export_run(path, data_dir.root / "build", tmp_path / "x.eval")
+    recite = results_path(tmp_path / "results", "recite", "de")
+    out = export_run(path, data_dir.root / "build", tmp_path / "x.eval", recite_log=recite)
     log = read_eval_log(str(out))
     first = [s for s in log.samples if s.id == items[0]["id"]]
     assert sorted(s.epoch for s in first) == [1, 2]  # the re-asked item: two epochs
@@ -56,8 +58,16 @@ def test_export_then_import_is_identical_line_for_line(data_dir, scripted, tmp_p
     assert sample.input == items[1]["question"] and sample.target == items[1]["gold"]["text"]
     assert sample.scores["chpit_scorer"].explanation == json.loads(lines[1])["verdict"]["label"]
     assert any(m.role == "assistant" and m.tool_calls for m in sample.messages)  # the tool calls show
-    assert log.results.scores[0].metrics["correct"].value == pytest.approx(
-        sum(json.loads(line)["verdict"]["label"] == "grounded_correct" for line in lines) / len(lines)
+    # The results count each item's winning line (the re-asked item's error-free second line).
+    won, recited = load_log(path), load_log(recite)
+    metrics = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    assert metrics["correct"] == pytest.approx(
+        sum(line["verdict"]["label"] == "grounded_correct" for line in won.values()) / len(items)
+    )
+    hard = [i for i in won if recited[i]["verdict"]["label"] != "grounded_correct"]
+    assert len(hard) == 4 and metrics["date_sensitive_share"] == pytest.approx(4 / len(items))
+    assert metrics["date_sensitive_correct"] == pytest.approx(
+        sum(won[i]["verdict"]["label"] == "grounded_correct" for i in hard) / len(hard)
     )
     written = import_log(out, tmp_path / "back")
     assert written == [results_path(tmp_path / "back", "m/agentic+verify", "de")]
