@@ -158,8 +158,10 @@ def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings:
     pattern = f"*/{mode}/*.jsonl" if mode_entry(mode).model else f"{mode}/*.jsonl"  # `<slug>/<mode>` or `recite`
     logs: dict[str, list[Path]] = {}
     for path in sorted(chpit.results_dir.glob(pattern)):
-        if path.name.count(".") == 1:  # {lang}.jsonl, not {lang}.scored.jsonl
-            logs.setdefault(str(path.parent.relative_to(chpit.results_dir)), []).append(path)
+        key = path.parent.relative_to(chpit.results_dir).as_posix()
+        # {lang}.jsonl, not {lang}.scored.jsonl; and `cite/pit`, `search/pit` are no model's pit
+        if path.name.count(".") == 1 and parse_system_key(key).mode == mode:
+            logs.setdefault(key, []).append(path)
     for key, paths in sorted(logs.items()):
         lines = [line for path in paths for line in read_log(path)]
         items = [
@@ -168,7 +170,8 @@ def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings:
             if core_path(chpit.build_dir, path.stem).exists()
             for item in run_items_for(chpit, path.stem, config)
         ]
-        slug = lines[-1]["system"].split("/")[0] if lines else key.split("/")[0]
+        # the published slug (`{model_short}` of `{model_short}/{mode}`), else our key's
+        slug = lines[-1]["system"].split("/")[0] if lines else (parse_system_key(key).slug or key)
         runs.append(ModelRun(slug=slug, items=items, lines=lines))
     report = run_report(mode, runs, {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED})
     path = chpit.report_dir / f"run-report-{mode}.json"
