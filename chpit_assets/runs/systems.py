@@ -419,6 +419,21 @@ def _truncated(content: str) -> str:
     return content[:TOOL_RESULT_MAX_CHARS] + TRUNCATED_MARK
 
 
+def run_tool(call_tool, tools, name, arguments, offered: Sequence[str]) -> tuple[dict, str]:
+    """One tool call as a model makes it (PROTOCOL §5): (the result, the content the model reads).
+
+    A miss comes back as the tool's `{"error": ...}`; a call that raises (bad arguments, a tool this
+    run does not offer) as `{"error": "{Type}: {msg}"}`: either way the model reads it and may try
+    again. The content is the result's JSON, cut at TOOL_RESULT_MAX_CHARS and marked."""
+    try:
+        if name not in offered:  # a tool of another tool set is not this run's to call
+            raise UnknownToolCall(f"unknown tool {str(name)[:60]!r}; tools are {', '.join(offered)}")
+        result = call_tool(tools, name, arguments)
+    except Exception as exc:  # the model's mistake, handed back to the model
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    return result, _truncated(json.dumps(result, ensure_ascii=False))
+
+
 class AgenticSystem(_ModelSystem):
     """R1/R2, PROTOCOL §5: the model calls the point-in-time tools itself. Rounds 0-3 offer the tools;
     round 4 offers none (`tool_choice: "none"`), and a tool call there leaves the answer empty."""
@@ -466,10 +481,7 @@ class AgenticSystem(_ModelSystem):
                 messages.append(self._run_tool(call, round_no, answer))
 
     def _run_tool(self, call: dict, round_no: int, answer: Answer) -> dict:
-        """Execute one tool call, log it (PROTOCOL §5), return the tool message for the model.
-
-        A miss comes back as the tool's `{"error": ...}`; a call that raises (bad arguments, unknown
-        tool) as `{"error": "{Type}: {msg}"}`: either way the model reads it and may try again."""
+        """Execute one tool call (`run_tool`), log it (PROTOCOL §5), return the tool message for the model."""
         function = call.get("function") or {}
         name, raw = function.get("name"), function.get("arguments")
         try:
@@ -478,18 +490,12 @@ class AgenticSystem(_ModelSystem):
             arguments = raw
         t0 = time.monotonic()
         offered = [spec["function"]["name"] for spec in self.tool_specs]
-        try:
-            if name not in offered:  # a tool of another tool set is not this run's to call
-                raise UnknownToolCall(f"unknown tool {str(name)[:60]!r}; tools are {', '.join(offered)}")
-            result = self.call_tool(self.tools, name, arguments)
-        except Exception as exc:  # the model's mistake, handed back to the model
-            result = {"error": f"{type(exc).__name__}: {exc}"}
+        result, content = run_tool(self.call_tool, self.tools, name, arguments, offered)
         entry = {"round": round_no, "name": name, "arguments": arguments, "ok": "error" not in result}
         if not entry["ok"]:
             entry["error"] = result["error"]
         entry["latency_s"] = round(time.monotonic() - t0, 4)
         answer.tool_calls.append(entry)
-        content = _truncated(json.dumps(result, ensure_ascii=False))
         answer.contexts.append(content)
         return {"role": "tool", "tool_call_id": call.get("id", ""), "content": content}
 
