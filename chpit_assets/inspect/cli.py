@@ -13,9 +13,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("run_log", type=Path)
     export.add_argument("-o", "--out", type=Path, help="the .eval file (default: data/inspect/{system}/{lang}.eval)")
     export.add_argument("--data-dir", default="", help="the data folder with build/ (default: data/)")
-    imp = sub.add_parser("import", help="an Inspect .eval log of a CH-PiT task -> data/results/{system}/{lang}.jsonl")
+    imp = sub.add_parser(
+        "import", help="an Inspect .eval log of a CH-PiT task -> data/results/{system}/{lang}.jsonl and its scored view"
+    )
     imp.add_argument("eval_log", type=Path)
-    imp.add_argument("--data-dir", default="", help="the data folder with results/ (default: data/)")
+    imp.add_argument("--data-dir", default="", help="the data folder with results/ and build/ (default: data/)")
     imp.add_argument("--replace", action="store_true", help="overwrite a run log that holds other lines")
 
 
@@ -39,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
             recite = results_path(chpit.results_dir, "recite", lang)
             print(export_run(args.run_log, chpit.build_dir, out, recite_log=recite))
         else:
-            for path in import_log(args.eval_log, chpit.results_dir, replace=args.replace):
+            for path in import_log(args.eval_log, chpit.results_dir, chpit.build_dir, replace=args.replace):
                 print(path)
     except (InspectLogError, FileNotFoundError, ValueError) as exc:
         print(f"python -m chpit_assets inspect {args.inspect_command}: {exc}", file=sys.stderr)

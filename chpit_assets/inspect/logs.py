@@ -35,7 +35,16 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import SampleScore
 
 from chpit_assets.files import write_atomic
-from chpit_assets.runs.runner import load_log, read_jsonl, read_log, results_path, winners
+from chpit_assets.runs.runner import (
+    load_log,
+    read_jsonl,
+    read_log,
+    results_path,
+    scored_path,
+    scored_view,
+    winners,
+    write_jsonl_atomic,
+)
 from chpit_assets.runs.systems import parse_system_key
 
 from .task import LINE_KEY, metric_values, task_name, transcript, verdict_as_score
@@ -157,11 +166,14 @@ def _results(scores: list[SampleScore]) -> EvalScore:
     return EvalScore(name=SCORER, scorer=SCORER, metrics=metrics)
 
 
-def import_log(eval_log: Path | str, results_dir: Path | str, *, replace: bool = False) -> list[Path]:
+def import_log(
+    eval_log: Path | str, results_dir: Path | str, build_dir: Path | str | None = None, *, replace: bool = False
+) -> list[Path]:
     """Write the run logs an Inspect log of a CH-PiT task holds; returns their paths.
 
     A run log that already exists with other content is refused unless `replace` (the same content
-    is left as it is: importing twice changes nothing)."""
+    is left as it is: importing twice changes nothing). With `build_dir`, each log's scored view
+    (`{lang}.scored.jsonl`, what the report reads) is written too, over that build's core items."""
     eval_log = Path(eval_log)
     log = read_eval_log(str(eval_log))
     by_log: dict[Path, list[tuple[int, int, dict]]] = defaultdict(list)
@@ -181,4 +193,18 @@ def import_log(eval_log: Path | str, results_dir: Path | str, *, replace: bool =
         if not path.exists() or path.read_text(encoding="utf-8") != data:
             write_atomic(path, data.encode("utf-8"))
         written.append(path)
+    if build_dir is not None:
+        for _, rows in sorted(by_log.items()):
+            _write_scored(results_dir, build_dir, rows[0][2]["system_key"], rows[0][2]["lang"])
     return written
+
+
+def _write_scored(results_dir: Path | str, build_dir: Path | str, system_key: str, lang: str) -> None:
+    """The scored view of an imported log, as the `scored_results` asset writes it (R4)."""
+    from chpit_assets.bench.items import core_path
+
+    core = core_path(build_dir, lang)
+    if not core.exists():
+        raise InspectLogError(f"{system_key} [{lang}]: no core items at {core} to score the imported lines against")
+    lines, _ = scored_view(read_jsonl(core), load_log(results_path(results_dir, system_key, lang)), system_key)
+    write_jsonl_atomic(scored_path(results_dir, system_key, lang), lines)

@@ -12,9 +12,11 @@ from inspect_ai.model import get_model
 
 from chpit_assets.cli import main
 from chpit_assets.corpus.store import Store
+from chpit_assets.defs.report.assets import collect_scored
 from chpit_assets.inspect.logs import InspectLogError, export_run, import_log
 from chpit_assets.inspect.task import chpit_task
 from chpit_assets.pit.tools import PitTools
+from chpit_assets.report.published import report_all
 from chpit_assets.runs.client import ChatClient, EndpointConfig
 from chpit_assets.runs.runner import load_log, results_path, run_items
 from chpit_assets.runs.systems import build_system
@@ -74,6 +76,9 @@ def test_export_then_import_is_identical_line_for_line(data_dir, scripted, tmp_p
     assert written[0].read_bytes() == path.read_bytes()
     import_log(out, tmp_path / "back")  # twice: nothing changes
     assert written[0].read_bytes() == path.read_bytes()
+    # A run without a model crosses the same way.
+    out = export_run(recite, data_dir.root / "build", tmp_path / "recite.eval", recite_log=recite)
+    assert import_log(out, tmp_path / "back")[0].read_bytes() == recite.read_bytes()
 
 
 def test_an_import_never_overwrites_other_lines_unasked(data_dir, scripted, tmp_path):
@@ -108,13 +113,23 @@ def test_an_inspect_eval_of_our_task_lands_in_our_results(data_dir, tmp_path):
     task = chpit_task("pit", lang="de,fr", data_dir=str(data_dir.root), today=TODAY.isoformat(), slug="m")
     log = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")[0]
     data = tmp_path / "data"
+    data.mkdir()
+    (data / "build").symlink_to(data_dir.root / "build")
     assert main(["inspect", "import", log.location, "--data-dir", str(data)]) == 0
+    by_id = {s.id: s for s in log.samples}
     for lang in ("de", "fr"):
         lines = load_log(results_path(data / "results", "m/pit", lang))
         items = [item for item in data_dir.items if item["lang"] == lang]
         assert sorted(lines) == sorted(item["id"] for item in items)
-        by_id = {s.id: s for s in log.samples}
         assert all(lines[i]["verdict"] == by_id[i].scores["chpit_scorer"].metadata["verdict"] for i in lines)
+    # ... and in our report and the published report files, as the report asset collects them.
+    scored = collect_scored(data / "results", data / "build")
+    assert sorted(line["id"] for line in scored["m/pit"]) == sorted(item["id"] for item in data_dir.items)
+    published = report_all(scored)
+    de = [s for s in log.samples if s.metadata["item"]["lang"] == "de"]
+    correct = sum(s.scores["chpit_scorer"].explanation == "grounded_correct" for s in de)
+    assert published["fr"]["m/pit"]["all"]["n"] == 1 and published["de"]["m/pit"]["all"]["n"] == len(de)
+    assert published["de"]["m/pit"]["all"]["grounded_correct"] == correct > 0
 
 
 def test_the_cli_exports_next_to_the_data(data_dir, scripted, tmp_path, capsys):

@@ -14,7 +14,7 @@ from chpit_assets.inspect.task import LINE_KEY, chpit_task, model_slug, task_nam
 from chpit_assets.pit.tools import PitTools
 from chpit_assets.runs.client import ChatClient, EndpointConfig
 from chpit_assets.runs.runner import load_log, run_items
-from chpit_assets.runs.systems import ALL_MODES, LOOKUP_MODES, build_system, parse_system_key
+from chpit_assets.runs.systems import ALL_MODES, LOOKUP_MODES, MODEL_MODES, build_system, parse_system_key
 
 from .conftest import TODAY, mock_outputs, openai_responder
 
@@ -91,7 +91,7 @@ def test_inspect_eval_on_the_mock_model_gives_our_runners_verdicts(data_dir, scr
     assert metrics["correct"] == pytest.approx(0.6) and metrics["wrong_version"] == pytest.approx(0.4)
 
 
-@pytest.mark.parametrize("modes", [("closed", "current", "pit", "pit+verify"), ("agentic", "agentic+search+verify")])
+@pytest.mark.parametrize("modes", [MODEL_MODES[:4], MODEL_MODES[4:]], ids=["published", "variants"])
 def test_inspect_eval_against_a_loopback_endpoint_gives_our_runners_verdicts(data_dir, scripted, tmp_path, modes):
     server = scripted(openai_responder(data_dir.items))
     model = get_model("openai-api/loop/scripted-model-1", base_url=server.base_url, api_key="not-a-key")
