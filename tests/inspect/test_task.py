@@ -74,6 +74,7 @@ def test_every_mode_is_a_task_named_after_it():
     assert model_slug("openai-api/loop/Qwen3-8B") == "qwen3-8b"
 
 
+@pytest.mark.slow  # 13 Inspect evals
 def test_inspect_eval_on_the_mock_model_gives_our_runners_verdicts(data_dir, scripted, tmp_path):
     server = scripted(openai_responder(data_dir.items))
     model = get_model("mockllm/model", custom_outputs=mock_outputs(data_dir.items))
@@ -91,6 +92,7 @@ def test_inspect_eval_on_the_mock_model_gives_our_runners_verdicts(data_dir, scr
     assert metrics["correct"] == pytest.approx(0.6) and metrics["wrong_version"] == pytest.approx(0.4)
 
 
+@pytest.mark.slow  # a server and 8 Inspect evals
 @pytest.mark.parametrize("modes", [MODEL_MODES[:4], MODEL_MODES[4:]], ids=["published", "variants"])
 def test_inspect_eval_against_a_loopback_endpoint_gives_our_runners_verdicts(data_dir, scripted, tmp_path, modes):
     server = scripted(openai_responder(data_dir.items))
