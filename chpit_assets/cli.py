@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from chpit_assets.fedlex.catalog import LANGS
 from chpit_assets.fedlex.sparql import ENDPOINT
-from chpit_assets.runs.systems import LOOKUP_MODES
+from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES
 
 # Dagster (and chpit_assets.instance, chpit_assets.nightly, which import it) is imported only once
 # the arguments are known to be good: a typo fails in well under a second.
@@ -216,7 +216,7 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
     if any(p is not None and p < 0 for p in (args.price_in, args.price_out)):
         return "--price-in and --price-out must be >= 0"
     paid = args.base_url and not EndpointConfig(args.base_url, "m").is_local
-    if paid and args.price_in is None and any(parse_system_key(k).slug for k in systems):
+    if paid and args.price_in is None and any(parse_system_key(k).asks_model for k in systems):
         return (
             f"no price for model '{(args.model or args.model_slug).rsplit('/', 1)[-1]}': a paid endpoint needs "
             f"--price-in and --price-out (USD per 1M tokens) before anything is asked"
@@ -246,9 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--systems",
         default=",".join(DEFAULT_RUN_SYSTEMS),
-        help="comma-separated system keys: oracle, recite, cite/current, cite/pit, search/pit (no model; the "
-        "default), <model-slug>/{closed,current,pit,agentic,pit+verify,agentic+search,agentic+verify,"
-        "agentic+search+verify}",
+        help=f"comma-separated system keys: {', '.join(LOOKUP_MODES)} (no model; the default), "
+        f"<model-slug>/{{{','.join(MODEL_MODES)}}}",
     )
     fedlex = run_parser.add_argument_group("Fedlex", "where the catalog and the XML editions come from")
     fedlex.add_argument(
@@ -317,7 +316,12 @@ def main(argv: list[str] | None = None) -> int:
         add_help=False,
         help="run tonight's nightly now: build, gate, free systems, report, gated publication (docs/scheduling.md)",
     )
+    from chpit_assets.inspect import cli as inspect_cli  # stdlib only until a subcommand runs
+
+    inspect_cli.add_arguments(sub.add_parser("inspect", help="chpit run logs to and from Inspect .eval logs"))
     args, rest = parser.parse_known_args(argv)
+    if args.command == "inspect":
+        return inspect_cli.main(parser.parse_args(argv))
     if args.command == "nightly":
         from chpit_assets import nightly
         from chpit_assets.instance import default_dagster_home

@@ -15,7 +15,7 @@ import dagster as dg
 from chpit_assets.bench.items import core_path
 from chpit_assets.runs.runner import read_jsonl
 from chpit_assets.runs.sample import select_items
-from chpit_assets.runs.systems import LOOKUP_MODES, estimate_tokens, model_systems, parse_system_key
+from chpit_assets.runs.systems import LOOKUP_MODES, model_systems, parse_system_key
 
 from .target import Target, target_for
 
@@ -101,7 +101,7 @@ def spend_estimate(systems: Sequence[str], langs: Sequence[str], model: dict, ru
     ]
     lines = []
     for key in paid:
-        tokens = [estimate_tokens(parse_system_key(key).mode, item) for item in items]
+        tokens = [parse_system_key(key).estimate_tokens(item) for item in items]
         estimate = estimate_cost(config, len(items), sum(t[0] for t in tokens), sum(t[1] for t in tokens))
         lines.append(f"estimate {key}: {json.dumps({**estimate, 'usd': round(estimate['usd'], 4)})}")
     return "\n".join(

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table_lines
-from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key, published_name
+from chpit_assets.runs.systems import our_key, parse_system_key, published_name
 
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
 PARTS = ("all", "after", "before")  # §8: `all` first, then the kinds sorted
@@ -92,12 +92,7 @@ TOOLS_KEYS = (
 
 def published_system(key: str) -> str:
     """Our system key -> the published system name (§7)."""
-    return published_name(key) if parse_system_key(key).slug is None else key
-
-
-def _our_system(name: str) -> str:
-    head, _, tail = name.partition("/")
-    return head if head == tail and head in LOOKUP_MODES else name
+    return key if parse_system_key(key).asks_model else published_name(key)
 
 
 def _errored(line: dict) -> bool:
@@ -201,7 +196,7 @@ def tools_report(scored: Mapping[str, Iterable[dict]]) -> dict[str, dict]:
     """§5: {system: {n, share_*, mean_tool_calls, ...}} over agentic lines, winner per (system, id)."""
     out = {}
     for key in sorted(scored, key=published_system):
-        if parse_system_key(key).base_mode != "agentic":
+        if not parse_system_key(key).tool_calls:
             continue
         lines = list(winners(scored[key]).values())
         if not lines:
@@ -290,11 +285,11 @@ def results_tables(report: dict) -> str:
 def summary_order(name: str) -> tuple:
     """recite/recite, then closed, current, pit, agentic; within a mode the published models'
     order, then any other model alphabetically (§8)."""
-    parsed = parse_system_key(_our_system(name))
+    parsed = parse_system_key(our_key(name))
     if parsed.slug is None:  # recite first; our model-free systems after it (issue 16)
-        return (0, LOOKUP_MODES.index(parsed.mode), "")
+        return (0, parsed.order, "")
     rank = PUBLISHED_MODELS.index(parsed.slug) if parsed.slug in PUBLISHED_MODELS else len(PUBLISHED_MODELS)
-    return (1 + MODEL_MODES.index(parsed.mode), rank, parsed.slug)
+    return (1 + parsed.order, rank, parsed.slug)
 
 
 def summary(report: dict) -> str:

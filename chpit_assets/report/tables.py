@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from chpit_assets.pit.keys import article_key, sr_key
-from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
+from chpit_assets.runs.systems import parse_system_key
 
 from .published import tools_report
 
@@ -44,9 +44,7 @@ def pct(count: int, total: int) -> float | None:
 def system_order(key: str) -> tuple:
     """oracle, recite, then closed < current < pit < agentic, models alphabetical within a mode (the card's order)."""
     parsed = parse_system_key(key)
-    if parsed.slug is None:
-        return (LOOKUP_MODES.index(parsed.mode), "", key)
-    return (len(LOOKUP_MODES) + MODEL_MODES.index(parsed.mode), parsed.slug, key)
+    return (parsed.order, parsed.slug or "", key)
 
 
 def recite_easy_by_id(scored: Mapping[str, list[dict]]) -> dict[str, bool]:
@@ -176,9 +174,9 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
             for kind in (*KINDS, "all"):
                 subset = lang_lines if kind == "all" else [l for l in lang_lines if l["kind"] == kind]
                 rows.append({"lang": lang, "system": system, "kind": kind, **_row(subset, easy)})
-            if parse_system_key(system).base_mode == "agentic":
+            if parse_system_key(system).tool_calls:
                 tools.append({"system": system, "lang": lang, **_tools_row(lang_lines)})
-        if parse_system_key(system).base_mode == "agentic":
+        if parse_system_key(system).tool_calls:
             tools.append({"system": system, "lang": "all", **_tools_row(lines)})
 
     abstention = [row for system in systems for row in _abstention_rows(system, lists[system], langs)]

@@ -29,7 +29,7 @@ from chpit_scorer import score
 from ..files import write_atomic
 from .errors import RunError, RunLogError
 from .receipts import receipt, utc_now
-from .systems import Answer, System, base_mode, published_name
+from .systems import Answer, System, published_name
 
 VERDICT_FIELDS = ("label", "gold_coverage", "distractor_coverage", "shared_coverage", "distractor_all_coverage")
 # Item fields the report needs next to each verdict (R4), copied into the scored view.
@@ -225,7 +225,7 @@ def result_line(
         "calls": sum(r.requests for r in answer.replies),
         "max_tokens_used": max((r.max_tokens for r in answer.replies), default=None),
         "verdict": verdict_of(answer.text, item),
-        **({"tool_calls": answer.tool_calls} if base_mode(system.mode) == "agentic" else {}),
+        **({"tool_calls": answer.tool_calls} if system.parsed.tool_calls else {}),
         **answer.extras,
         "error": answer.error,
         "system_key": system.key,
@@ -427,7 +427,7 @@ def prepare_system(
             estimate = estimate_run(system, items)
             client.check()
             # Probed on loopback only, where a request is free; a paid router's models are known to call tools.
-            if parsed.base_mode == "agentic" and client.config.is_local and not client.supports_tool_calls():
+            if parsed.tool_calls and client.config.is_local and not client.supports_tool_calls():
                 raise ToolCallsUnsupportedError(
                     f"{key}: the endpoint {client.config.public_url} (model {client.config.model}) returned no tool "
                     f"call for a trivial tool, so an agentic run would measure nothing; serve the model with a "

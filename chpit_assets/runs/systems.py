@@ -14,32 +14,29 @@ Ours beside them (issue 16), never mixed into the published rows:
  * mode variants `pit+verify`, `agentic+verify` (cite or abstain, chpit_assets/verify) and
    `agentic+search` (the search tool set: the published three tools plus `ch_search_articles`),
    and `agentic+search+verify`.
+
+The registry (issue 26): every mode is one `Mode` entry in `MODES` (bottom of this module) saying
+what it needs (a model, the edition it reads first, the tools) and which wrappers (`WRAPPERS`) its
+key may add; `parse_system_key` turns a key into a typed `SystemKey` once, and the CLI, the runner,
+the spend guard, the reports and the Inspect task read that instead of testing key strings.
+Adding a mode is one entry plus its build function (docs/modes.md).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
 
 from .client import ChatClient, ChatReply, EndpointConfig
 from .errors import QuestionNotUnderstood, UnknownSystemError
 
-FREE_SYSTEMS = ("cite/current", "cite/pit", "search/pit")  # model-free, ours (issue 16)
-LOOKUP_MODES = ("oracle", "recite", *FREE_SYSTEMS)
-MODEL_MODES = (
-    "closed",
-    "current",
-    "pit",
-    "agentic",
-    "pit+verify",
-    "agentic+search",
-    "agentic+verify",
-    "agentic+search+verify",
-)
 MAX_TOOL_ROUNDS = 4  # R1, PROTOCOL §5: rounds 0-3 may call tools, round 4 must answer
 
 # The card's closed-book system prompt, verbatim ("Baselines", closed).
@@ -70,18 +67,67 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 @dataclass(frozen=True)
 class SystemKey:
+    """A system key parsed once (issue 26): `<slug>/<base>[+wrapper...]`, or a model-free mode's name."""
+
     key: str
-    mode: str
+    mode: str  # the run's mode, wrappers included ("agentic+verify"); a model-free system's key
     slug: str | None  # the model slug; None for the systems without a model
+    wrappers: tuple[str, ...] = ()  # in key order, each a WRAPPERS name
 
     @property
     def base_mode(self) -> str:
         """The published mode a variant runs ("agentic+verify" -> "agentic")."""
         return base_mode(self.mode)
 
+    @property
+    def entry(self) -> Mode:
+        return MODES[self.base_mode]
+
+    @property
+    def asks_model(self) -> bool:
+        """Costs money and needs an endpoint (R3)."""
+        return self.slug is not None
+
+    @property
+    def verify(self) -> bool:
+        return "verify" in self.wrappers
+
+    @property
+    def tool_calls(self) -> bool:
+        """The model calls the tools itself: its lines carry `tool_calls` (PROTOCOL §5)."""
+        return self.entry.tools
+
+    @property
+    def tool_specs(self) -> list[dict]:
+        """The tools offered to the model: the published three, or with `+search` the search set."""
+        from chpit_assets.pit import SEARCH_TOOL_SPECS, TOOL_SPECS
+
+        return SEARCH_TOOL_SPECS if "search" in self.wrappers else TOOL_SPECS
+
+    @property
+    def run_report(self) -> bool:
+        """A published mode: its runs are summed up in `run-report-{mode}.json` (PROTOCOL §8)."""
+        return self.entry.run_report
+
+    @property
+    def order(self) -> int:
+        """The card's row order: the model-free systems, then closed < current < pit < agentic and the variants."""
+        return ALL_MODES.index(self.mode)
+
+    def estimate_tokens(self, item: dict) -> tuple[int, int]:
+        return self.entry.estimate(item)
+
 
 def base_mode(mode: str) -> str:
     return mode.split("+", 1)[0]
+
+
+def mode_entry(mode: str) -> Mode:
+    """The registry entry of a mode or a variant ("pit+verify" -> the `pit` entry)."""
+    entry = MODES.get(base_mode(mode))
+    if entry is None:
+        raise UnknownSystemError(f"unknown mode {mode!r}: expected one of {', '.join(ALL_MODES)}")
+    return entry
 
 
 def published_name(key: str) -> str:
@@ -90,13 +136,29 @@ def published_name(key: str) -> str:
     return key if "/" in key else f"{key}/{key}"
 
 
+def our_key(published: str) -> str:
+    """The inverse of `published_name` on a published system name (`recite/recite` -> `recite`)."""
+    head, _, tail = published.partition("/")
+    return head if head == tail and head in LOOKUP_MODES else published
+
+
+@functools.lru_cache(maxsize=4096)
 def parse_system_key(key: str) -> SystemKey:
     """A key of LOOKUP_MODES | `<model-slug>/<mode>`; anything else is an UnknownSystemError."""
     if key in LOOKUP_MODES:
         return SystemKey(key, key, None)
     slug, sep, mode = key.partition("/")
-    if sep and mode in MODEL_MODES and _SLUG.match(slug) and slug not in ("cite", "search"):
-        return SystemKey(key, mode, slug)
+    base, *wrappers = mode.split("+")
+    entry = MODES.get(base)
+    if (
+        sep
+        and entry is not None
+        and entry.model
+        and mode in entry.variants
+        and _SLUG.match(slug)
+        and slug not in _RESERVED_SLUGS
+    ):
+        return SystemKey(key, mode, slug, tuple(wrappers))
     raise UnknownSystemError(
         f"unknown system key {key!r}: expected one of {', '.join(LOOKUP_MODES)} or '<model-slug>/<mode>' with mode in "
         f"{', '.join(MODEL_MODES)} and a slug of lower-case letters, digits, '.', '_' or '-'"
@@ -105,7 +167,7 @@ def parse_system_key(key: str) -> SystemKey:
 
 def model_systems(keys: Sequence[str]) -> list[str]:
     """The keys that ask a model (`<model-slug>/<mode>`): what costs money and needs an endpoint."""
-    return [key for key in keys if parse_system_key(key).slug is not None]
+    return [key for key in keys if parse_system_key(key).asks_model]
 
 
 @dataclass
@@ -132,6 +194,10 @@ class System:
     def answer(self, item: dict) -> Answer:
         raise NotImplementedError
 
+    @property
+    def parsed(self) -> SystemKey:
+        return parse_system_key(self.key)
+
     def settings(self) -> dict:
         return {"system": self.key, "mode": self.mode}
 
@@ -145,27 +211,39 @@ def tokens(text: str) -> int:
 
 
 def estimate_tokens(mode: str, item: dict) -> tuple[int, int]:
-    """(input, output) tokens of one item for the PROTOCOL §7 estimate; a lookup costs nothing.
+    """(input, output) tokens of one item for the PROTOCOL §7 estimate, by the mode's registry entry;
+    a lookup costs nothing, verification is free, a variant costs what its base mode costs."""
+    return mode_entry(mode).estimate(item)
 
-    closed: sys + question; current/pit: sys + question + gold, + 40; out: gold + 50. agentic:
-    S = the tool specs' JSON, C = gold + 400 characters, R = 3 rounds: in = sum over r = 0..R of
-    (sys + question) + S + r * C; out = gold + 50 + 60 R."""
-    if mode in LOOKUP_MODES:
-        return 0, 0
-    mode = base_mode(mode)  # verification is free; the search tool's spec is one more tool
-    gold, question = item["gold"]["text"], item["question"]
-    out = tokens(gold) + 50
-    if mode == "closed":
-        return tokens(CLOSED_SYSTEM_PROMPT + question), out
-    if mode in ("current", "pit"):
-        return tokens(CONTEXT_SYSTEM_PROMPT + question + gold) + 40, out
+
+def _free(item: dict) -> tuple[int, int]:
+    return 0, 0
+
+
+def _answer_tokens(item: dict) -> int:
+    return tokens(item["gold"]["text"]) + 50  # PROTOCOL §7 out: gold + 50
+
+
+def _closed_estimate(item: dict) -> tuple[int, int]:
+    """closed: sys + question."""
+    return tokens(CLOSED_SYSTEM_PROMPT + item["question"]), _answer_tokens(item)
+
+
+def _context_estimate(item: dict) -> tuple[int, int]:
+    """current/pit: sys + question + gold, + 40."""
+    return tokens(CONTEXT_SYSTEM_PROMPT + item["question"] + item["gold"]["text"]) + 40, _answer_tokens(item)
+
+
+def _agentic_estimate(item: dict) -> tuple[int, int]:
+    """agentic: S = the tool specs' JSON, C = gold + 400 characters, R = 3 rounds: in = sum over
+    r = 0..R of (sys + question) + S + r * C; out = gold + 50 + 60 R."""
     from chpit_assets.pit import TOOL_SPECS
 
     spec = tokens(json.dumps(TOOL_SPECS, ensure_ascii=False))
-    per_round = math.ceil((len(gold) + 400) / 4)
-    base = tokens(AGENTIC_SYSTEM_PROMPT + question) + spec
+    per_round = math.ceil((len(item["gold"]["text"]) + 400) / 4)
+    base = tokens(AGENTIC_SYSTEM_PROMPT + item["question"]) + spec
     rounds = ESTIMATE_TOOL_ROUNDS
-    return sum(base + r * per_round for r in range(rounds + 1)), out + 60 * rounds
+    return sum(base + r * per_round for r in range(rounds + 1)), _answer_tokens(item) + 60 * rounds
 
 
 def _lookup_fields(result) -> dict:
@@ -220,7 +298,7 @@ class CiteSystem(System):
     def __init__(self, key: str, tools):
         self.key = self.mode = key
         self.tools = tools
-        self.dated = key.endswith("/pit")
+        self.dated = mode_entry(key).context == "as_of"
 
     def answer(self, item: dict) -> Answer:
         from chpit_assets.search.query import parse_citation
@@ -268,6 +346,7 @@ class SearchSystem(System):
 class _ModelSystem(System):
     def __init__(self, key: SystemKey, client: ChatClient):
         self.key, self.mode, self.slug = key.key, key.mode, key.slug
+        self.dated = key.entry.context == "as_of"
         self.client = client
         self.config = client.config
 
@@ -309,7 +388,7 @@ class ContextSystem(_ModelSystem):
 
     def answer(self, item: dict) -> Answer:
         arguments = {"sr_number": item["sr_number"], "article": item["article_number"], "lang": item["lang"]}
-        if base_mode(self.mode) == "pit":
+        if self.dated:
             arguments["as_of"] = item["as_of"]
         result = self.call_tool(self.tools, "ch_get_act_article", arguments)
         article = (result.get("article") if "error" not in result else None) or {}
@@ -338,6 +417,21 @@ def _truncated(content: str) -> str:
     if len(content) <= TOOL_RESULT_MAX_CHARS:
         return content
     return content[:TOOL_RESULT_MAX_CHARS] + TRUNCATED_MARK
+
+
+def run_tool(call_tool, tools, name, arguments, offered: Sequence[str]) -> tuple[dict, str]:
+    """One tool call as a model makes it (PROTOCOL §5): (the result, the content the model reads).
+
+    A miss comes back as the tool's `{"error": ...}`; a call that raises (bad arguments, a tool this
+    run does not offer) as `{"error": "{Type}: {msg}"}`: either way the model reads it and may try
+    again. The content is the result's JSON, cut at TOOL_RESULT_MAX_CHARS and marked."""
+    try:
+        if name not in offered:  # a tool of another tool set is not this run's to call
+            raise UnknownToolCall(f"unknown tool {str(name)[:60]!r}; tools are {', '.join(offered)}")
+        result = call_tool(tools, name, arguments)
+    except Exception as exc:  # the model's mistake, handed back to the model
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    return result, _truncated(json.dumps(result, ensure_ascii=False))
 
 
 class AgenticSystem(_ModelSystem):
@@ -387,10 +481,7 @@ class AgenticSystem(_ModelSystem):
                 messages.append(self._run_tool(call, round_no, answer))
 
     def _run_tool(self, call: dict, round_no: int, answer: Answer) -> dict:
-        """Execute one tool call, log it (PROTOCOL §5), return the tool message for the model.
-
-        A miss comes back as the tool's `{"error": ...}`; a call that raises (bad arguments, unknown
-        tool) as `{"error": "{Type}: {msg}"}`: either way the model reads it and may try again."""
+        """Execute one tool call (`run_tool`), log it (PROTOCOL §5), return the tool message for the model."""
         function = call.get("function") or {}
         name, raw = function.get("name"), function.get("arguments")
         try:
@@ -399,18 +490,12 @@ class AgenticSystem(_ModelSystem):
             arguments = raw
         t0 = time.monotonic()
         offered = [spec["function"]["name"] for spec in self.tool_specs]
-        try:
-            if name not in offered:  # a tool of another tool set is not this run's to call
-                raise UnknownToolCall(f"unknown tool {str(name)[:60]!r}; tools are {', '.join(offered)}")
-            result = self.call_tool(self.tools, name, arguments)
-        except Exception as exc:  # the model's mistake, handed back to the model
-            result = {"error": f"{type(exc).__name__}: {exc}"}
+        result, content = run_tool(self.call_tool, self.tools, name, arguments, offered)
         entry = {"round": round_no, "name": name, "arguments": arguments, "ok": "error" not in result}
         if not entry["ok"]:
             entry["error"] = result["error"]
         entry["latency_s"] = round(time.monotonic() - t0, 4)
         answer.tool_calls.append(entry)
-        content = _truncated(json.dumps(result, ensure_ascii=False))
         answer.contexts.append(content)
         return {"role": "tool", "tool_call_id": call.get("id", ""), "content": content}
 
@@ -483,32 +568,101 @@ class VerifiedSystem(System):
 
 
 def build_system(key: str, *, tools=None, clients: Mapping[str, ChatClient] | None = None) -> System:
-    """The registry: a system for `key`, or UnknownSystemError before anything is asked."""
+    """A system for `key` from its registry entry, or UnknownSystemError before anything is asked."""
     parsed = parse_system_key(key)
-    if parsed.mode == "oracle":
-        return OracleSystem(tools)
-    if parsed.mode == "recite":
-        return ReciteSystem(tools)
-    if parsed.mode in ("cite/current", "cite/pit"):
-        return CiteSystem(parsed.mode, tools)
-    if parsed.mode == "search/pit":
-        return SearchSystem(tools)
-    client = (clients or {}).get(parsed.slug) if parsed.slug is not None else None
-    if client is None:
-        raise UnknownSystemError(
-            f"system {key!r}: no endpoint configured for model {parsed.slug!r} (configured: {sorted(clients or {})})"
-        )
-    if parsed.mode == "closed":
-        return ClosedSystem(parsed, client)
-    from chpit_assets.pit import SEARCH_TOOL_SPECS, TOOL_SPECS, call_tool
+    client = None
+    if parsed.asks_model:
+        client = (clients or {}).get(parsed.slug or "")
+        if client is None:
+            raise UnknownSystemError(
+                f"system {key!r}: no endpoint configured for model {parsed.slug!r} (configured: {sorted(clients or {})})"
+            )
+    system = parsed.entry.build(parsed, tools, client)
+    if parsed.verify:
+        return VerifiedSystem(parsed, system, tools)
+    return system
 
-    base = SystemKey(key, parsed.base_mode, parsed.slug)
-    if parsed.base_mode in ("current", "pit"):
-        inner: System = ContextSystem(base, client, tools, call_tool)
-    else:
-        specs = SEARCH_TOOL_SPECS if "+search" in parsed.mode else TOOL_SPECS
-        inner = AgenticSystem(base, client, tools, specs, call_tool)
-    if parsed.mode.endswith("+verify"):
-        return VerifiedSystem(parsed, inner, tools)
-    inner.mode = parsed.mode  # the variant names its run (run-report-{mode}.json), the base chose its behaviour
-    return inner
+
+def _call_tool():
+    from chpit_assets.pit import call_tool
+
+    return call_tool
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One registry entry: what a mode needs and how it composes (issue 26).
+
+    `context` is the edition the system reads before it answers: "as_of" (the item's date), "today"
+    (no date), None (nothing up front: closed reads nothing, agentic decides itself with its tools)."""
+
+    name: str
+    build: Callable[[SystemKey, Any, Any], System]  # (parsed key, PitTools, ChatClient or None) -> System
+    model: bool = False  # asks a model: `<slug>/<name>` keys; else the key is the name
+    prompt: str | None = None  # a model's system prompt (R1b, PROTOCOL §4)
+    context: str | None = None
+    tools: bool = False  # the model calls the point-in-time tools itself (PROTOCOL §5)
+    wrappers: tuple[str, ...] = ()  # the WRAPPERS its key may add, in key order
+    run_report: bool = False  # a published mode with a run-report-{mode}.json (PROTOCOL §8)
+    estimate: Callable[[dict], tuple[int, int]] = _free  # PROTOCOL §7 (input, output) tokens
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The mode and every key mode its wrappers make: one wrapper before two, in key order."""
+        combos = [c for n in range(1, len(self.wrappers) + 1) for c in combinations(self.wrappers, n)]
+        return (self.name, *("+".join((self.name, *c)) for c in combos))
+
+
+# What a wrapper does; every wrapper a mode accepts composes with every other it accepts.
+WRAPPERS = {
+    "search": "offers the search tool set: the published three tools plus ch_search_articles",
+    "verify": "puts the answer through cite or abstain (chpit_assets/verify, VerifiedSystem)",
+}
+
+MODES: dict[str, Mode] = {
+    mode.name: mode
+    for mode in (
+        Mode("oracle", lambda parsed, tools, client: OracleSystem(tools), context="as_of"),
+        Mode("recite", lambda parsed, tools, client: ReciteSystem(tools), context="today", run_report=True),
+        Mode("cite/current", lambda parsed, tools, client: CiteSystem(parsed.key, tools), context="today"),
+        Mode("cite/pit", lambda parsed, tools, client: CiteSystem(parsed.key, tools), context="as_of"),
+        Mode("search/pit", lambda parsed, tools, client: SearchSystem(tools), context="as_of"),
+        Mode(
+            "closed",
+            lambda parsed, tools, client: ClosedSystem(parsed, client),
+            model=True,
+            prompt=CLOSED_SYSTEM_PROMPT,
+            run_report=True,
+            estimate=_closed_estimate,
+        ),
+        *(
+            Mode(
+                name,
+                lambda parsed, tools, client: ContextSystem(parsed, client, tools, _call_tool()),
+                model=True,
+                prompt=CONTEXT_SYSTEM_PROMPT,
+                context=context,
+                wrappers=wrappers,
+                run_report=True,
+                estimate=_context_estimate,
+            )
+            for name, context, wrappers in (("current", "today", ()), ("pit", "as_of", ("verify",)))
+        ),
+        Mode(
+            "agentic",
+            lambda parsed, tools, client: AgenticSystem(parsed, client, tools, parsed.tool_specs, _call_tool()),
+            model=True,
+            prompt=AGENTIC_SYSTEM_PROMPT,
+            tools=True,
+            wrappers=("search", "verify"),
+            run_report=True,
+            estimate=_agentic_estimate,
+        ),
+    )
+}
+LOOKUP_MODES = tuple(name for name, mode in MODES.items() if not mode.model)  # model-free: the key is the mode
+FREE_SYSTEMS = tuple(name for name in LOOKUP_MODES if "/" in name)  # model-free, ours (issue 16)
+_BASE_MODES = [mode for mode in MODES.values() if mode.model]
+MODEL_MODES = (*(m.name for m in _BASE_MODES), *(v for m in _BASE_MODES for v in m.variants[1:]))
+ALL_MODES = (*LOOKUP_MODES, *MODEL_MODES)
+_RESERVED_SLUGS = frozenset(name.partition("/")[0] for name in FREE_SYSTEMS)  # `cite/pit` is no model's pit

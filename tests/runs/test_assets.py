@@ -203,3 +203,27 @@ def test_the_model_free_systems_through_dagster_write_no_run_report_of_their_own
             "grounded_correct"
         }
     assert sorted(p.name for p in (data / "report").glob("run-report-*")) == ["run-report-recite.json"]
+
+
+def test_a_models_run_report_holds_no_model_free_system_of_the_same_name(sample, tmp_path, scripted):
+    """`cite/pit` and `search/pit` logs sit where a `<slug>/pit` log would (results/*/pit/): the
+    run-report of the published pit mode is the models' alone (issue 26: the key is parsed, not globbed)."""
+    from chpit_assets.defs.resources import ChpitStore
+    from chpit_assets.defs.runs.assets import RunsConfig, write_run_report
+    from chpit_assets.pit.tools import PitTools
+    from chpit_assets.runs.client import ChatClient, EndpointConfig
+    from chpit_assets.runs.runner import results_path, run_items
+    from chpit_assets.runs.systems import build_system
+
+    data = _copy(sample, tmp_path)
+    chpit = ChpitStore(data_dir=str(data))
+    tools = PitTools(sample.store, today=TODAY)
+    items = sample.items["de"]
+    run_items(build_system("cite/pit", tools=tools), items, results_path(chpit.results_dir, "cite/pit", "de"))
+    server = scripted(lambda body: (200, completion("1 Text.")))
+    with ChatClient(EndpointConfig(server.base_url, "vendor/model-a")) as client:
+        system = build_system("scripted/pit", tools=tools, clients={"scripted": client})
+        run_items(system, items[:3], results_path(chpit.results_dir, "scripted/pit", "de"))
+    report = json.loads(write_run_report(chpit, "pit", RunsConfig(limit=3), {}).read_text())
+    assert list(report["actual"]) == ["model-a"] and list(report["estimate"]) == ["model-a", "total_usd"]
+    assert report["actual"]["model-a"]["answered"] == 3

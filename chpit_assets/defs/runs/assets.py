@@ -36,7 +36,7 @@ from chpit_assets.runs.runner import (
     write_jsonl_atomic,
 )
 from chpit_assets.runs.sample import select_items
-from chpit_assets.runs.systems import FREE_SYSTEMS, LOOKUP_MODES, build_system, parse_system_key
+from chpit_assets.runs.systems import LOOKUP_MODES, build_system, mode_entry, parse_system_key
 
 from ..metadata import data_version
 from ..partitions import BENCH_LANGS, lang_partitions
@@ -159,11 +159,13 @@ def run_items_for(chpit: ChpitStore, lang: str, config: RunsConfig) -> list[dict
 def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings: dict) -> Path:
     """Rewrite `run-report-{mode}.json` (PROTOCOL §8) from every run log of that mode in results/."""
     runs = []
-    pattern = "recite/*.jsonl" if mode == "recite" else f"*/{mode}/*.jsonl"
+    pattern = f"*/{mode}/*.jsonl" if mode_entry(mode).model else f"{mode}/*.jsonl"  # `<slug>/<mode>` or `recite`
     logs: dict[str, list[Path]] = {}
     for path in sorted(chpit.results_dir.glob(pattern)):
-        if path.name.count(".") == 1:  # {lang}.jsonl, not {lang}.scored.jsonl
-            logs.setdefault(str(path.parent.relative_to(chpit.results_dir)), []).append(path)
+        key = path.parent.relative_to(chpit.results_dir).as_posix()
+        # {lang}.jsonl, not {lang}.scored.jsonl; and `cite/pit`, `search/pit` are no model's pit
+        if path.name.count(".") == 1 and parse_system_key(key).mode == mode:
+            logs.setdefault(key, []).append(path)
     for key, paths in sorted(logs.items()):
         lines = [line for path in paths for line in read_log(path)]
         items = [
@@ -172,7 +174,8 @@ def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings:
             if core_path(chpit.build_dir, path.stem).exists()
             for item in run_items_for(chpit, path.stem, config)
         ]
-        slug = lines[-1]["system"].split("/")[0] if lines else key.split("/")[0]
+        # the published slug (`{model_short}` of `{model_short}/{mode}`), else our key's
+        slug = lines[-1]["system"].split("/")[0] if lines else (parse_system_key(key).slug or key)
         runs.append(ModelRun(slug=slug, items=items, lines=lines))
     report = run_report(mode, runs, {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED})
     path = chpit.report_dir / f"run-report-{mode}.json"
@@ -295,8 +298,8 @@ def results(
                 client.close()
     status = log_status(items, load_log(path))
     # §8's run reports are the published runs' (recite and the model modes); the oracle and our
-    # model-free systems (whose keys hold a "/") have none.
-    if parsed.mode not in ("oracle", *FREE_SYSTEMS):
+    # model-free systems have none.
+    if parsed.run_report:
         report = write_run_report(chpit, parsed.mode, runs, model.settings())
         context.log.info(f"{report} rewritten")
     if status["errored"]:
