@@ -17,28 +17,19 @@ from collections.abc import Iterable, Mapping
 from chpit_assets.pit.keys import article_key, sr_key
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
 
+from .breakdowns import breakdown_rows, cutoff_rows
+from .compare import comparison_rows
+from .layout import HEADLINE, HEADLINE_LANGS, SECTIONS
 from .published import tools_report
+from .repeats import repeat_rows
+from .stats import METHODS, pct
+from .stats import line_interval as interval
 
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
 COVERAGES = ("gold_coverage", "distractor_coverage", "distractor_all_coverage", "shared_coverage")
 KINDS = ("before", "after")
-HEADLINE_LANGS = ("de", "fr", "it")
-# Card, results table header, verbatim.
-HEADLINE_COLUMNS = (
-    "system",
-    "n",
-    "correct %",
-    "wrong version %",
-    "ungrounded %",
-    "date-sensitive: correct %",
-    "de / fr / it",
-    "recite-easy: correct %",
-    "errors",
-)
-
-
-def pct(count: int, total: int) -> float | None:
-    return None if total == 0 else round(100.0 * count / total, 2)
+# Card, results table header, verbatim (declared with its cells in layout.HEADLINE).
+HEADLINE_COLUMNS = tuple(HEADLINE.headers)
 
 
 def system_order(key: str) -> tuple:
@@ -68,9 +59,11 @@ def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
     labels = [line["verdict"]["label"] for line in lines]
     n = len(lines)
     row: dict = {"n": n}
+    ci: dict = {}
     for name, label in (("correct", CORRECT), ("wrong_version", WRONG), ("ungrounded", UNGROUNDED)):
         row[name] = labels.count(label)
         row[f"{name}_pct"] = pct(row[name], n)
+        ci[name] = interval(lines, lambda l, label=label: l["verdict"]["label"] == label)
     for cov in COVERAGES:
         row[f"mean_{cov}"] = round(sum(line["verdict"][cov] for line in lines) / n, 4) if n else None
     row["errors"] = sum(line["error"] is not None for line in lines)
@@ -85,36 +78,38 @@ def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
         row[f"n_{name}"] = len(subset)
         row[f"correct_{name}"] = hits
         row[f"correct_{name}_pct"] = pct(hits, len(subset))
+        ci[f"correct_{name}"] = interval(subset, lambda l: l["verdict"]["label"] == CORRECT)
+    row["ci"] = ci
     return row
 
 
 def _tools_row(lines: list[dict]) -> dict:
     """Card "agentic": right date passed, right act and article asked for, answered without any tool."""
-    right_date = right_article = no_tool = 0
-    for line in lines:
-        calls = line["tool_calls"]
-        args = [c.get("arguments") or {} for c in calls]
-        right_date += any(str(a.get("as_of", "")) == line["as_of"] for a in args)
+
+    def right_date(line: dict) -> bool:
+        return any(str((c.get("arguments") or {}).get("as_of", "")) == line["as_of"] for c in line["tool_calls"])
+
+    def right_article(line: dict) -> bool:
         # Compared the way the tool itself reads its arguments: "SR 235.1" and "Art. 24" are right too.
         # `article` is the published argument name (PROTOCOL §5); logs from before it said `article_number`.
-        right_article += any(
+        return any(
             c.get("name") == "ch_get_act_article"
-            and sr_key(str(a.get("sr_number", ""))) == sr_key(line["sr_number"])
+            and sr_key(str((a := c.get("arguments") or {}).get("sr_number", ""))) == sr_key(line["sr_number"])
             and article_key(str(a.get("article", a.get("article_number", "")))) == article_key(line["article_number"])
-            for c, a in zip(calls, args)
+            for c in line["tool_calls"]
         )
-        no_tool += not calls and line["error"] is None
+
+    def no_tool(line: dict) -> bool:
+        return not line["tool_calls"] and line["error"] is None
+
     n = len(lines)
-    return {
-        "n": n,
-        "right_date": right_date,
-        "right_date_pct": pct(right_date, n),
-        "right_act_article": right_article,
-        "right_act_article_pct": pct(right_article, n),
-        "no_tool": no_tool,
-        "no_tool_pct": pct(no_tool, n),
-        "tool_calls": sum(len(line["tool_calls"]) for line in lines),
-    }
+    row: dict = {"n": n, "ci": {}}
+    for name, test in (("right_date", right_date), ("right_act_article", right_article), ("no_tool", no_tool)):
+        row[name] = sum(map(test, lines))
+        row[f"{name}_pct"] = pct(row[name], n)
+        row["ci"][name] = interval(lines, test)
+    row["tool_calls"] = sum(len(line["tool_calls"]) for line in lines)
+    return row
 
 
 def _abstention_rows(system: str, lines: list[dict], langs: list[str]) -> list[dict]:
@@ -141,13 +136,20 @@ def _abstention_rows(system: str, lines: list[dict], langs: list[str]) -> list[d
                 "answered": len(given),
                 "wrong_version_answered_pct": pct(wrong, len(given)),
                 "correct_answered_pct": pct(correct, len(given)),
+                "ci": {
+                    "abstained": interval(subset, lambda l: l.get("abstained")),
+                    "wrong_version_answered": interval(given, lambda l: l["verdict"]["label"] == WRONG),
+                    "correct_answered": interval(given, lambda l: l["verdict"]["label"] == CORRECT),
+                },
             }
         )
     return rows
 
 
-def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
-    """All report tables from {system key: scored lines (any languages)}. Deterministic in its input."""
+def build_report(scored: Mapping[str, Iterable[dict]], repeats: Mapping[str, Iterable[dict]] | None = None) -> dict:
+    """All report tables from {system key: scored lines (any languages)} and, for systems run with
+    repeats, {system key: scored lines of every repeat}. Deterministic in its input (the bootstrap
+    is seeded)."""
     lists: dict[str, list[dict]] = {key: list(lines) for key, lines in scored.items()}
     easy = recite_easy_by_id(lists)
     systems = sorted(lists, key=system_order)
@@ -167,6 +169,11 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
                     lang: by_lang[lang]["correct_date_sensitive_pct"] for lang in HEADLINE_LANGS
                 },
                 "recite_easy_correct_pct": overall["correct_recite_easy_pct"],
+                "ci": {
+                    **{k: overall["ci"][k] for k in ("correct", "wrong_version", "ungrounded")},
+                    "date_sensitive_correct": overall["ci"]["correct_date_sensitive"],
+                    "recite_easy_correct": overall["ci"]["correct_recite_easy"],
+                },
             }
         )
         for lang in langs:
@@ -182,16 +189,19 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
             tools.append({"system": system, "lang": "all", **_tools_row(lines)})
 
     abstention = [row for system in systems for row in _abstention_rows(system, lists[system], langs)]
-    item_ids = {lang: {l["id"] for lines in lists.values() for l in lines if l["lang"] == lang} for lang in langs}
+    item_lines = {(l["lang"], l["id"]): l for lines in lists.values() for l in lines}
     date_sensitive = {}
     for lang in langs:
-        known = [i for i in sorted(item_ids[lang]) if i in easy]
-        sensitive = sum(not easy[i] for i in known)
+        ids = sorted(i for lg, i in item_lines if lg == lang)
+        known = [item_lines[(lang, i)] for i in ids if i in easy]
+        sensitive = sum(not easy[line["id"]] for line in known)
         date_sensitive[lang] = {
-            "items": len(item_ids[lang]),
+            "lang": lang,
+            "items": len(ids),
             "known": len(known),
             "date_sensitive": sensitive,
             "date_sensitive_pct": pct(sensitive, len(known)),
+            "ci": {"date_sensitive": interval(known, lambda l: not easy[l["id"]])},
         }
     return {
         "columns": list(HEADLINE_COLUMNS),
@@ -202,6 +212,12 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         "date_sensitive": date_sensitive,
         "tools": tools,
         "abstention": abstention,
+        "comparisons": comparison_rows(lists, systems, easy),
+        "breakdowns": breakdown_rows(lists, systems, easy),
+        "cutoff": cutoff_rows(lists, systems, easy),
+        "repeats": repeat_rows({k: list(v) for k, v in (repeats or {}).items()}, system_order, easy),
+        "methods": METHODS,
+        "sections": [{"key": t.key, "title": t.title, "columns": t.headers} for t in SECTIONS],
         # §5's tools report with the published keys, beside ours (same lines, the published definitions).
         "tools_published": tools_report(lists),
     }
