@@ -12,7 +12,7 @@ rest. Recite's own scored run decides when present, else the item's stamped
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from chpit_assets.pit.keys import article_key, sr_key
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
@@ -55,6 +55,10 @@ def recite_easy_by_id(scored: Mapping[str, list[dict]]) -> dict[str, bool]:
     return easy
 
 
+def _labelled(label: str) -> Callable[[dict], bool]:
+    return lambda line: line["verdict"]["label"] == label
+
+
 def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
     labels = [line["verdict"]["label"] for line in lines]
     n = len(lines)
@@ -63,7 +67,7 @@ def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
     for name, label in (("correct", CORRECT), ("wrong_version", WRONG), ("ungrounded", UNGROUNDED)):
         row[name] = labels.count(label)
         row[f"{name}_pct"] = pct(row[name], n)
-        ci[name] = interval(lines, lambda l, label=label: l["verdict"]["label"] == label)
+        ci[name] = interval(lines, _labelled(label))
     for cov in COVERAGES:
         row[f"mean_{cov}"] = round(sum(line["verdict"][cov] for line in lines) / n, 4) if n else None
     row["errors"] = sum(line["error"] is not None for line in lines)
