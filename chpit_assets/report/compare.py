@@ -18,7 +18,7 @@ from pathlib import Path
 from chpit_assets.runs.systems import parse_system_key
 from chpit_scorer import GROUNDED_CORRECT
 
-from .stats import METHODS, cluster_of, paired
+from .stats import cluster_of, paired
 
 ALL, DATE_SENSITIVE = "all", "date-sensitive"
 
@@ -62,13 +62,13 @@ def describe(row: dict) -> str:
     n = row["n"]
     if n == 0:
         return f"{row['a']} vs {row['b']} ({row['items']} items): {row['verdict']}"
-    share = lambda k: f"{k}/{n} ({100.0 * k / n:.1f}%)"  # noqa: E731
+    of = lambda k: f"{k}/{n} ({100.0 * k / n:.1f}%)"  # noqa: E731
     return "\n".join(
         [
             f"{row['a']} vs {row['b']} on {n} shared {row['items']} items",
-            f"  correct: {row['a']} {share(row['a_correct'])}, {row['b']} {share(row['b_correct'])}",
+            f"  correct: {row['a']} {of(row['a_correct'])}, {row['b']} {of(row['b_correct'])}",
             f"  difference {row['a']} - {row['b']}: {row['diff_pct']:+.1f} points, 95% paired interval "
-            f"[{row['low']:+.1f}, {row['high']:+.1f}] ({METHODS['cluster bootstrap'].split(':')[0]})",
+            f"[{row['low']:+.1f}, {row['high']:+.1f}] (cluster bootstrap by change, at least Newcombe's square-and-add)",
             f"  discordant: {row['a_only']} only {row['a']} right, {row['b_only']} only {row['b']} right; "
             f"exact McNemar p = {row['p_value']:.4g}",
             f"  {row['verdict']}",

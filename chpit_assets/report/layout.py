@@ -142,8 +142,9 @@ COMPARISONS = Table(
         key_column("verdict"),
     ),
     note="Each system against recite on the date-sensitive items, and each pair of modes of one model on the items "
-    "both answered, matched item by item. The interval is a cluster bootstrap by change of the difference; "
-    "the p-value McNemar's exact test on the items only one of the two got right.",
+    "both answered, matched item by item. The interval is a cluster bootstrap by change of the difference, "
+    "never narrower than Newcombe's square-and-add interval; the p-value McNemar's exact test on the items only "
+    "one of the two got right. With fewer discordant items than an exact test needs, the verdict says so.",
     empty="Nothing to compare: no system beside recite, and no model run in two modes.",
 )
 BREAKDOWNS = Table(

@@ -13,6 +13,7 @@ never reported narrower than the Wilson interval of the same counts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -26,12 +27,18 @@ BOOTSTRAP_SEED = 20260825  # the build's published seed (PROTOCOL §1): one docu
 BOOTSTRAP_RESAMPLES = 2000
 WILSON = "wilson"
 CLUSTER_BOOTSTRAP = "cluster bootstrap"
+PAIRED = "paired"
 METHODS = {
     WILSON: f"{CONFIDENCE:.0%} Wilson score interval (scipy.stats.binomtest(...).proportion_ci(method='wilson'))",
     CLUSTER_BOOTSTRAP: (
         f"{CONFIDENCE:.0%} cluster bootstrap by change (the before/after halves of one change, in every language, "
         f"resampled together): scipy.stats.bootstrap, percentile, {BOOTSTRAP_RESAMPLES} resamples, seed "
         f"{BOOTSTRAP_SEED}; never narrower than the Wilson interval of the same counts"
+    ),
+    PAIRED: (
+        f"{CONFIDENCE:.0%} interval of the paired difference A - B: the cluster bootstrap by change of the "
+        "difference, never narrower than Newcombe's square-and-add interval (1998, method 10, on scipy's Wilson "
+        "limits); p: exact McNemar, scipy.stats.binomtest on the discordant items"
     ),
 }
 
@@ -128,6 +135,24 @@ def min_discordant() -> int:
     return d
 
 
+def newcombe_paired(both: int, a_only: int, b_only: int, neither: int) -> tuple[float, float]:
+    """Newcombe's square-and-add interval for the difference of two paired proportions (A - B;
+    Newcombe 1998, Stat Med 17:2635, method 10): the two marginal shares' Wilson limits (scipy)
+    combined with the pairs' correlation (phi, corrected towards zero by n/2 when positive)."""
+    n = both + a_only + b_only + neither
+    p1, p2 = (both + a_only) / n, (both + b_only) / n
+    l1, u1 = wilson(both + a_only, n)
+    l2, u2 = wilson(both + b_only, n)
+    cross = both * neither - a_only * b_only
+    corrected = cross - n / 2 if cross > n / 2 else min(cross, 0)
+    margins = (both + a_only) * (b_only + neither) * (both + b_only) * (a_only + neither)
+    phi = corrected / math.sqrt(margins) if margins else 0.0
+    d = p1 - p2
+    low = d - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    high = d + math.sqrt(max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2))
+    return max(-1.0, low), min(1.0, high)
+
+
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Exact two-sided McNemar p-value: the discordant pairs as a binomial(a_only + b_only, 1/2)."""
     d = a_only + b_only
@@ -158,7 +183,8 @@ def paired(a: Sequence[bool], b: Sequence[bool], clusters: Sequence[Hashable], a
     """Paired comparison over items where both systems have a line (a[i], b[i] the same item).
 
     The interval is a cluster bootstrap by change of the difference in correct share (the pairs
-    of one change resampled together; each item its own cluster when changes are not shared)."""
+    of one change resampled together), never narrower than Newcombe's square-and-add interval,
+    which holds its coverage on few items and at 0 or 100 % where a percentile bootstrap cannot."""
     n = len(a)
     a_only = sum(x and not y for x, y in zip(a, b))
     b_only = sum(y and not x for x, y in zip(a, b))
@@ -166,10 +192,11 @@ def paired(a: Sequence[bool], b: Sequence[bool], clusters: Sequence[Hashable], a
         return Paired(0, 0, 0, 0, 0, None, None, None, None, "no shared items: nothing to compare")
     diff = (sum(a) - sum(b)) / n
     ca, cb, m = _per_cluster(clusters, a, b, [1.0] * n)
-    if len(m) < 2 or a_only + b_only == 0:
-        low = high = diff  # nothing varies between resamples
-    else:
-        low, high = _bootstrap((ca, cb, m), lambda ca, cb, m, axis=-1: (ca.sum(axis) - cb.sum(axis)) / m.sum(axis))
+    both = sum(x and y for x, y in zip(a, b))
+    low, high = newcombe_paired(both, a_only, b_only, n - both - a_only - b_only)
+    if len(m) >= 2 and a_only + b_only > 0:  # else nothing varies between resamples
+        b_low, b_high = _bootstrap((ca, cb, m), lambda ca, cb, m, axis=-1: (ca.sum(axis) - cb.sum(axis)) / m.sum(axis))
+        low, high = min(low, b_low), max(high, b_high)
     p = mcnemar_exact(a_only, b_only)
     d = a_only + b_only
     if d < min_discordant():

@@ -12,7 +12,7 @@ import pytest
 from chpit_assets.report import build_report, to_html, to_json, to_markdown
 from chpit_assets.report.breakdowns import LENGTH_BINS, length_bin
 from chpit_assets.report.layout import SECTIONS
-from chpit_assets.report.stats import CLUSTER_BOOTSTRAP, WILSON, wilson
+from chpit_assets.report.stats import CLUSTER_BOOTSTRAP, PAIRED, WILSON, wilson
 
 CORRECT, WRONG = "grounded_correct", "grounded_wrong_version"
 
@@ -82,7 +82,7 @@ def test_pooled_rows_use_the_cluster_bootstrap_and_single_kind_rows_wilson():
     assert pooled["method"] == CLUSTER_BOOTSTRAP
     assert pooled["low"] < 100 * w_items[0] and pooled["high"] > 100 * w_items[1]  # halves agree: wider
     assert report["headline"][0]["ci"]["correct"] == pooled
-    assert set(report["methods"]) == {WILSON, CLUSTER_BOOTSTRAP}
+    assert set(report["methods"]) == {WILSON, CLUSTER_BOOTSTRAP, PAIRED}
 
 
 def test_breakdowns_by_kind_year_and_length_with_n_and_intervals():

@@ -18,6 +18,7 @@ from chpit_assets.report.stats import (
     cluster_of,
     mcnemar_exact,
     min_discordant,
+    newcombe_paired,
     paired,
     share,
     wilson,
@@ -69,6 +70,23 @@ def test_mcnemar_exact_known_answers():
     assert mcnemar_exact(150, 86) == pytest.approx(_exact_two_sided(150, 86), rel=1e-9)
     assert mcnemar_exact(150, 86) < 1e-4
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
+
+
+def test_newcombe_paired_interval_equals_the_textbook():
+    # Fagerland, Lydersen, Laake, Statistical Analysis of Contingency Tables (2017), ch. 8, Cavo et al.
+    # (2012): 59 both, 6 first only, 16 second only, 80 neither; square-and-add -0.0621 (-0.1186 to -0.0046).
+    low, high = newcombe_paired(59, 6, 16, 80)
+    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
+    assert newcombe_paired(16, 59, 6, 80) != newcombe_paired(59, 6, 16, 80)  # the cells are not interchangeable
+    flipped = newcombe_paired(59, 16, 6, 80)
+    assert flipped == pytest.approx((-high, -low))  # B - A is A - B mirrored
+
+
+def test_the_paired_interval_is_never_narrower_than_newcombes():
+    # 4 items, all only A right: the bootstrap cannot vary, Newcombe's interval stands.
+    result = paired([True] * 4, [False] * 4, [0, 0, 1, 1], "A", "B")
+    low, high = newcombe_paired(0, 4, 0, 0)
+    assert (result.low, result.high) == (round(100 * low, 2), round(100 * high, 2)) and result.low < 100.0
 
 
 def test_too_few_discordant_pairs_is_said_plainly():
