@@ -65,7 +65,7 @@ def describe(row: dict) -> str:
     of = lambda k: f"{k}/{n} ({100.0 * k / n:.1f}%)"  # noqa: E731
     return "\n".join(
         [
-            f"{row['a']} vs {row['b']} on {n} shared {row['items']} items",
+            f"{row['a']} vs {row['b']} on {n} shared {'' if row['items'] == ALL else row['items'] + ' '}items",
             f"  correct: {row['a']} {of(row['a_correct'])}, {row['b']} {of(row['b_correct'])}",
             f"  difference {row['a']} - {row['b']}: {row['diff_pct']:+.1f} points, 95% paired interval "
             f"[{row['low']:+.1f}, {row['high']:+.1f}] (cluster bootstrap by change, at least Newcombe's square-and-add)",
