@@ -42,6 +42,18 @@ def to_json(report: dict) -> str:
 _COLOURS = {"correct": "#2e7d32", "wrong_version": "#c62828", "ungrounded": "#9e9e9e"}
 
 
+def _legend(entries: list[tuple[str, str]], left: int, y: int, step: int) -> str:
+    """A chart's legend, one colour swatch and label every `step` pixels, and the chart's end."""
+    return (
+        "".join(
+            f'<rect x="{left + i * step}" y="{y - 10}" width="12" height="12" fill="{colour}"/>'
+            f'<text x="{left + i * step + 16}" y="{y}" font-size="12">{html.escape(text)}</text>'
+            for i, (colour, text) in enumerate(entries)
+        )
+        + "</svg>"
+    )
+
+
 def _label_chart(headline: list[dict]) -> str:
     """One stacked bar per system: correct / wrong version / ungrounded shares."""
     bar_h, gap, left, width = 18, 8, 230, 520
@@ -64,14 +76,8 @@ def _label_chart(headline: list[dict]) -> str:
                 f"<title>{html.escape(h['system'])} {key}: {fmt(h[f'{key}_pct'])}%</title></rect>"
             )
             x += w
-    y = height - 14
-    for i, key in enumerate(("correct", "wrong_version", "ungrounded")):
-        parts.append(
-            f'<rect x="{left + i * 150}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[key]}"/>'
-            f'<text x="{left + i * 150 + 16}" y="{y}" font-size="12">{key.replace("_", " ")}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    legend = [(_COLOURS[key], key.replace("_", " ")) for key in ("correct", "wrong_version", "ungrounded")]
+    return "".join(parts) + _legend(legend, left, height - 14, 150)
 
 
 def _date_sensitive_chart(headline: list[dict]) -> str:
@@ -97,14 +103,7 @@ def _date_sensitive_chart(headline: list[dict]) -> str:
                 f'<rect x="{left}" y="{y}" width="{w:.2f}" height="{bar_h - 2}" fill="{lang_colours[lang]}">'
                 f"<title>{html.escape(h['system'])} {lang}: {fmt(value)}%</title></rect>"
             )
-    y = height - 14
-    for j, lang in enumerate(HEADLINE_LANGS):
-        parts.append(
-            f'<rect x="{left + j * 80}" y="{y - 10}" width="12" height="12" fill="{lang_colours[lang]}"/>'
-            f'<text x="{left + j * 80 + 16}" y="{y}" font-size="12">{lang}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    return "".join(parts) + _legend([(lang_colours[lang], lang) for lang in HEADLINE_LANGS], left, height - 14, 80)
 
 
 def _html_table(header: list[str], body: list[list[str]]) -> str:
@@ -173,14 +172,8 @@ def _cutoff_chart(report: dict) -> str:
         if ci["low"] is not None:
             x0, x1, mid = left + width * ci["low"] / 100.0, left + width * ci["high"] / 100.0, y + bar_h / 2
             parts.append(f'<line x1="{x0:.2f}" y1="{mid}" x2="{x1:.2f}" y2="{mid}" stroke="#222" stroke-width="1.5"/>')
-    y = height - 14
-    for j, side in enumerate(colours):
-        parts.append(
-            f'<rect x="{left + j * 140}" y="{y - 10}" width="12" height="12" fill="{colours[side]}"/>'
-            f'<text x="{left + j * 140 + 16}" y="{y}" font-size="12">{side} the cutoff</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    legend = [(colour, f"{side} the cutoff") for side, colour in colours.items()]
+    return "".join(parts) + _legend(legend, left, height - 14, 140)
 
 
 def write_report(report: dict, report_dir: Path | str) -> dict[str, Path]:

@@ -5,9 +5,6 @@ cutoff split; the published report files read repeat 0 only and keep their bytes
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import threading
 from collections import Counter
 
 import dagster as dg
@@ -19,7 +16,7 @@ from tests.dagster_defs import defs_for
 
 from .conftest import completion
 from .test_assets import _copy, _model_config
-from .test_runner import RUN_SCRIPT, _closed, _items, _question_id
+from .test_runner import _closed, _items, _question_id, kill_during_request
 
 PUBLISHED = ("report-all.json", "results-tables.md", "summary.md", "run-report-closed.json")
 
@@ -112,30 +109,7 @@ def test_a_killed_run_with_repeats_resumes_per_id_and_repeat(sample, tmp_path, s
     """kill -9 while the 5th of 3 x 3 requests is in flight (repeat 1 of the second item): the restart
     asks that pair again and the four after it, nothing answered before."""
     items = _items(sample, 3)
-    items_path = tmp_path / "items.jsonl"
-    items_path.write_text("".join(json.dumps(i) + "\n" for i in items))
-    out = tmp_path / "results" / "scripted" / "closed" / "de.jsonl"
-    in_flight, hold = threading.Event(), threading.Event()
-    first_run = {"on": True}
-
-    def respond(body):
-        if first_run["on"] and len(server.hits) == 5:
-            in_flight.set()
-            hold.wait(10)
-            return 503, "gone"
-        return 200, completion(f"answer {len(server.hits)} to {_question_id(body)}")
-
-    server = scripted(respond)
-    script = tmp_path / "run.py"
-    script.write_text(RUN_SCRIPT.replace("workers=1)", "workers=1, repeats=3)"))
-    proc = subprocess.Popen([sys.executable, str(script), server.base_url, str(items_path), str(out)])
-    try:
-        assert in_flight.wait(30), "the subprocess never reached its 5th request"
-        proc.kill()  # SIGKILL: no handler runs
-        proc.wait(10)
-    finally:
-        first_run["on"] = False
-        hold.set()
+    server, out = kill_during_request(scripted, tmp_path, items, 5, ", repeats=3")
     assert sorted((l["id"], l["repeat"]) for l in read_log(out)) == sorted(
         [(i["id"], 0) for i in items] + [(items[0]["id"], 1)]
     )
