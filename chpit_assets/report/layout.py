@@ -3,14 +3,15 @@ draws markdown and HTML from these; `build_report` puts each section's headers i
 
 from __future__ import annotations
 
-from .columns import Column, Table, fmt, key_column, share_column, share_n_column
+from .columns import Column, Table, fmt, fmt_ci, key_column, share_column, share_n_column
 from .published import TOOLS_COLUMNS, tools_rows
 
 HEADLINE_LANGS = ("de", "fr", "it")
 
 
 def _by_lang(h: dict) -> str:
-    return " / ".join(fmt(h["date_sensitive_correct_pct_by_lang"][lang]) for lang in HEADLINE_LANGS)
+    pcts, cis = h["date_sensitive_correct_pct_by_lang"], h["ci"]["date_sensitive_correct_by_lang"]
+    return " / ".join(fmt_ci(pcts[lang], cis[lang]) for lang in HEADLINE_LANGS)
 
 
 def _cov(key: str) -> Column:
@@ -37,7 +38,7 @@ def _diff(r: dict) -> str:
 
 
 INTERVALS_NOTE = (
-    "Every share carries its 95% interval in brackets. A share over items from distinct changes uses the "
+    "Every share carries its 95% interval in brackets (bounds in `report.json` to 4 decimals). A share over items from distinct changes uses the "
     "Wilson score interval; where one change gives two or more items (rows pooled over kinds or languages) "
     "a cluster bootstrap by change (seeded), never narrower than Wilson. `report.json` names the method of "
     "each interval (`ci`) and describes both (`methods`)."

@@ -112,8 +112,8 @@ def share(hits: Sequence[bool], clusters: Sequence[Hashable]) -> dict:
         "k": k,
         "n": n,
         "pct": pct(k, n),
-        "low": round(100.0 * low, 2),
-        "high": round(100.0 * high, 2),
+        "low": round(100.0 * low, 4),
+        "high": round(100.0 * high, 4),
         "method": method,
     }
 
@@ -215,8 +215,8 @@ def paired(a: Sequence[bool], b: Sequence[bool], clusters: Sequence[Hashable], a
         a_only=a_only,
         b_only=b_only,
         diff_pct=round(100.0 * diff, 2),
-        low=round(100.0 * low, 2),
-        high=round(100.0 * high, 2),
+        low=round(100.0 * low, 4),
+        high=round(100.0 * high, 4),
         p_value=p,
         verdict=verdict,
     )

@@ -163,23 +163,7 @@ def build_report(scored: Mapping[str, Iterable[dict]], repeats: Mapping[str, Ite
     for system in systems:
         lines = lists[system]
         overall = _row(lines, easy)
-        by_lang = {lang: _row([l for l in lines if l["lang"] == lang], easy) for lang in HEADLINE_LANGS}
-        headline.append(
-            {
-                "system": system,
-                **{k: overall[k] for k in ("n", "correct_pct", "wrong_version_pct", "ungrounded_pct", "errors")},
-                "date_sensitive_correct_pct": overall["correct_date_sensitive_pct"],
-                "date_sensitive_correct_pct_by_lang": {
-                    lang: by_lang[lang]["correct_date_sensitive_pct"] for lang in HEADLINE_LANGS
-                },
-                "recite_easy_correct_pct": overall["correct_recite_easy_pct"],
-                "ci": {
-                    **{k: overall["ci"][k] for k in ("correct", "wrong_version", "ungrounded")},
-                    "date_sensitive_correct": overall["ci"]["correct_date_sensitive"],
-                    "recite_easy_correct": overall["ci"]["correct_recite_easy"],
-                },
-            }
-        )
+        lang_all: dict[str, dict] = {}  # the (lang, system, all) rows, for the headline's de / fr / it
         for lang in langs:
             lang_lines = [l for l in lines if l["lang"] == lang]
             if not lang_lines:
@@ -187,10 +171,33 @@ def build_report(scored: Mapping[str, Iterable[dict]], repeats: Mapping[str, Ite
             for kind in (*KINDS, "all"):
                 subset = lang_lines if kind == "all" else [l for l in lang_lines if l["kind"] == kind]
                 rows.append({"lang": lang, "system": system, "kind": kind, **_row(subset, easy)})
+            lang_all[lang] = rows[-1]
             if parse_system_key(system).base_mode == "agentic":
                 tools.append({"system": system, "lang": lang, **_tools_row(lang_lines)})
         if parse_system_key(system).base_mode == "agentic":
             tools.append({"system": system, "lang": "all", **_tools_row(lines)})
+        no_data = {"low": None, "high": None, "method": None}
+        headline.append(
+            {
+                "system": system,
+                **{k: overall[k] for k in ("n", "correct_pct", "wrong_version_pct", "ungrounded_pct", "errors")},
+                "date_sensitive_correct_pct": overall["correct_date_sensitive_pct"],
+                "date_sensitive_correct_pct_by_lang": {
+                    lang: lang_all[lang]["correct_date_sensitive_pct"] if lang in lang_all else None
+                    for lang in HEADLINE_LANGS
+                },
+                "recite_easy_correct_pct": overall["correct_recite_easy_pct"],
+                "ci": {
+                    **{k: overall["ci"][k] for k in ("correct", "wrong_version", "ungrounded")},
+                    "date_sensitive_correct": overall["ci"]["correct_date_sensitive"],
+                    "date_sensitive_correct_by_lang": {
+                        lang: lang_all[lang]["ci"]["correct_date_sensitive"] if lang in lang_all else no_data
+                        for lang in HEADLINE_LANGS
+                    },
+                    "recite_easy_correct": overall["ci"]["correct_recite_easy"],
+                },
+            }
+        )
 
     abstention = [row for system in systems for row in _abstention_rows(system, lists[system], langs)]
     item_lines = {(l["lang"], l["id"]): l for lines in lists.values() for l in lines}

@@ -383,16 +383,18 @@ def run_items(
     return summary
 
 
-def log_status(items: Iterable[dict], log: dict[str, dict]) -> dict:
+def log_status(items: Iterable[dict], path: Path | str, repeats: int = 1) -> dict:
     """What a run log says about `items` (issue 14 item 4): answered, errored, not yet asked, and the
-    commonest error text among the winning lines."""
+    commonest error text among the winning lines; with repeats, counted per (item, repeat)."""
     ids = [item["id"] for item in items]
-    errors = Counter(log[i]["error"] for i in ids if i in log and log[i].get("error"))
+    by_repeat = load_repeats(path)
+    logs = [by_repeat.get(r, {}) for r in range(repeats)]
+    errors = Counter(log[i]["error"] for log in logs for i in ids if i in log and log[i].get("error"))
     return {
-        "items": len(ids),
-        "answered": sum(1 for i in ids if i in log and not log[i].get("error")),
+        "items": len(ids) * repeats,
+        "answered": sum(1 for log in logs for i in ids if i in log and not log[i].get("error")),
         "errored": sum(errors.values()),
-        "not_asked": sum(1 for i in ids if i not in log),
+        "not_asked": sum(1 for log in logs for i in ids if i not in log),
         "commonest_error": errors.most_common(1)[0][0] if errors else None,
     }
 

@@ -113,7 +113,7 @@ def test_headline_numbers_are_exact():
         "known": 4,
         "date_sensitive": 2,
         "date_sensitive_pct": 50.0,
-        "ci": {"date_sensitive": {"low": 15.0, "high": 85.0, "method": "wilson"}},  # Wilson 2/4: 0.150-0.850
+        "ci": {"date_sensitive": {"low": 15.0039, "high": 84.9961, "method": "wilson"}},  # Wilson 2/4
     }
 
 
@@ -158,14 +158,15 @@ def test_markdown_has_exactly_the_cards_columns_and_rows():
         "recite-easy: correct %",
         "errors",
     )
-    # Every share with its Wilson interval (each item is its own change here): 4/6 -> 30.0-90.3, 1/6 -> 3.0-56.4.
+    # Every share with its Wilson interval (each item is its own change here): 4/6 -> 30.0-90.3,
+    # 1/6 -> 3.0-56.4, 2/3 -> 20.8-93.9, 1/2 -> 9.5-90.5, 1/1 -> 20.7-100.
     assert (
-        "| m/pit | 6 | 66.7 [30.0–90.3] | 16.7 [3.0–56.4] | 16.7 [3.0–56.4] | 66.7 [20.8–93.8] | 50.0 / 100.0 / – "
-        "| 66.7 [20.8–93.8] | 1 |" in md
+        "| m/pit | 6 | 66.7 [30.0–90.3] | 16.7 [3.0–56.4] | 16.7 [3.0–56.4] | 66.7 [20.8–93.9] "
+        "| 50.0 [9.5–90.5] / 100.0 [20.7–100.0] / – | 66.7 [20.8–93.9] | 1 |" in md
     )
     assert (
-        "| recite | 6 | 50.0 [18.8–81.2] | 33.3 [9.7–70.0] | 16.7 [3.0–56.4] | 0.0 [0.0–56.1] | 0.0 / 0.0 / – "
-        "| 100.0 [43.9–100.0] | 0 |" in md
+        "| recite | 6 | 50.0 [18.8–81.2] | 33.3 [9.7–70.0] | 16.7 [3.0–56.4] | 0.0 [0.0–56.1] "
+        "| 0.0 [0.0–65.8] / 0.0 [0.0–79.3] / – | 100.0 [43.9–100.0] | 0 |" in md
     )
 
 

@@ -74,8 +74,8 @@ def test_pooled_rows_use_the_cluster_bootstrap_and_single_kind_rows_wilson():
     assert rows["before"]["ci"]["correct"]["method"] == WILSON  # one item per change
     low, high = wilson(10, 20)
     assert (rows["before"]["ci"]["correct"]["low"], rows["before"]["ci"]["correct"]["high"]) == (
-        round(100 * low, 2),
-        round(100 * high, 2),
+        round(100 * low, 4),
+        round(100 * high, 4),
     )
     pooled = rows["all"]["ci"]["correct"]
     w_items = wilson(20, 40)
@@ -98,7 +98,7 @@ def test_breakdowns_by_kind_year_and_length_with_n_and_intervals():
     assert length == [LENGTH_BINS[0], LENGTH_BINS[2], LENGTH_BINS[3]]  # in bin order, empty bins left out
     assert rows[("article length", LENGTH_BINS[3], "m/pit")]["n"] == 1
     ci = rows[("kind", "before", "m/pit")]["ci"]["correct"]
-    assert (ci["low"], ci["high"]) == tuple(round(100 * x, 2) for x in wilson(3, 20))
+    assert (ci["low"], ci["high"]) == tuple(round(100 * x, 4) for x in wilson(3, 20))
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,7 @@ def test_the_cutoff_splits_the_date_sensitive_items_by_as_of_and_by_change_date(
     assert {r["system"] for r in report["cutoff"]} == {"m/pit"}  # only model systems with a cutoff
     before, after = rows[("as_of", "on or before")], rows[("as_of", "after")]
     assert (before["n"], before["correct_pct"], after["n"], after["correct_pct"]) == (10, 100.0, 10, 0.0)
-    assert after["wrong_version_pct"] == 100.0 and after["ci"]["correct"]["high"] == round(100 * wilson(0, 10)[1], 2)
+    assert after["wrong_version_pct"] == 100.0 and after["ci"]["correct"]["high"] == round(100 * wilson(0, 10)[1], 4)
     assert rows[("change_date", "after")]["n"] == 10
     assert "<h3>Date-sensitive items: correct % before and after the cutoff</h3>" in to_html(report)
 

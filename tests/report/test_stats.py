@@ -86,7 +86,7 @@ def test_the_paired_interval_is_never_narrower_than_newcombes():
     # 4 items, all only A right: the bootstrap cannot vary, Newcombe's interval stands.
     result = paired([True] * 4, [False] * 4, [0, 0, 1, 1], "A", "B")
     low, high = newcombe_paired(0, 4, 0, 0)
-    assert (result.low, result.high) == (round(100 * low, 2), round(100 * high, 2)) and result.low < 100.0
+    assert (result.low, result.high) == (round(100 * low, 4), round(100 * high, 4)) and result.low < 100.0
 
 
 def test_too_few_discordant_pairs_is_said_plainly():
@@ -131,7 +131,7 @@ def test_halves_that_agree_widen_the_interval_beyond_wilson():
     assert low < w_items[0] - 0.05 and high > w_items[1] + 0.05
     assert abs(low - w_changes[0]) < 0.08 and abs(high - w_changes[1]) < 0.08
     s = share(hits, clusters)
-    assert s["method"] == CLUSTER_BOOTSTRAP and (s["low"], s["high"]) == (round(100 * low, 2), round(100 * high, 2))
+    assert s["method"] == CLUSTER_BOOTSTRAP and (s["low"], s["high"]) == (round(100 * low, 4), round(100 * high, 4))
 
 
 def test_independent_items_bootstrap_close_to_the_normal_interval():
@@ -145,7 +145,7 @@ def test_a_share_is_never_reported_narrower_than_wilson():
     # All right, pooled halves: the percentile bootstrap cannot move off 100 %; Wilson's lower limit stands.
     s = share([True] * 10, [i // 2 for i in range(10)])
     assert s["method"] == CLUSTER_BOOTSTRAP and s["high"] == 100.0
-    assert s["low"] == round(100 * wilson(10, 10)[0], 2)
+    assert s["low"] == round(100 * wilson(10, 10)[0], 4)
     distinct = share([True, False, True], [1, 2, 3])
     assert distinct["method"] == WILSON and distinct["pct"] == 66.67
     assert share([], [])["pct"] is None and share([], [])["low"] is None

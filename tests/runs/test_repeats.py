@@ -11,7 +11,7 @@ import dagster as dg
 
 from chpit_assets.defs.runs.pipeline import run_benchmark
 from chpit_assets.report.compare import main as compare
-from chpit_assets.runs.runner import load_repeats, read_log, run_items
+from chpit_assets.runs.runner import load_repeats, log_status, read_log, run_items
 from tests.dagster_defs import defs_for
 
 from .conftest import completion
@@ -51,6 +51,13 @@ def test_repeats_vary_the_report_agrees_less_than_one_and_the_published_files_ke
     assert len(server.hits) == 3 * n and Counter(l["repeat"] for l in lines) == {0: n, 1: n, 2: n}
     assert {l["receipt"]["cutoff"] for l in lines} == {"2024-06-30"}
     assert {r: len(w) for r, w in load_repeats(log).items()} == {0: n, 1: n, 2: n}
+    assert log_status(sample.items["de"], log, 3) == {
+        "items": 3 * n,
+        "answered": 3 * n,
+        "errored": 0,
+        "not_asked": 0,
+        "commonest_error": None,
+    }
 
     report = json.loads((data / "report/report.json").read_text(encoding="utf-8"))
     [row] = report["repeats"]

@@ -314,7 +314,7 @@ def results(
             client = getattr(system, "client", None)
             if client is not None:
                 client.close()
-    status = log_status(items, load_log(path))
+    status = log_status(items, path, repeats)
     # §8's run reports are the published runs' (recite and the model modes); the oracle and our
     # model-free systems (whose keys hold a "/") have none.
     if parsed.mode not in ("oracle", *FREE_SYSTEMS):
