@@ -98,8 +98,9 @@ def cluster_bootstrap(hits: Sequence[bool], clusters: Sequence[Hashable]) -> tup
 
 
 def share(hits: Sequence[bool], clusters: Sequence[Hashable]) -> dict:
-    """{k, n, pct, low, high, method}: a share in % (2 decimals), its 95% interval in % (2 decimals)
-    by the rule in the module doc; an empty denominator is pct None and no interval."""
+    """{k, n, pct, low, high, method}: a share in % (2 decimals), its 95% interval in % (4 decimals,
+    so a .1f cell is rounded once) by the rule in the module doc; an empty denominator is pct None
+    and no interval."""
     n, k = len(hits), int(sum(hits))
     if n == 0:
         return {"k": 0, "n": 0, "pct": None, "low": None, "high": None, "method": None}

@@ -8,6 +8,10 @@ Date-sensitive items are those where recite is NOT grounded_correct (card: "the
 correct share on the items where recite is wrong"); recite-easy items are the
 rest. Recite's own scored run decides when present, else the item's stamped
 `recite_label`; an item where recite could not resolve the article is in neither.
+
+Every share carries its 95% interval under `ci` (stats: Wilson, or the cluster bootstrap by
+change where a change gives two or more items); the sections of issue 25 (paired comparisons,
+breakdowns, the training-cutoff split, repeats) come from their own modules.
 """
 
 from __future__ import annotations
