@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -94,11 +93,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--data-dir",
-        default=os.environ.get("CHPIT_DATA_DIR") or "data",
-        help="the folder holding results/ and build/ (default $CHPIT_DATA_DIR, else data)",
+        default="",
+        help="the folder holding results/ and build/ (default: the one `run` writes, $CHPIT_DATA_DIR or the "
+        "project's data/)",
     )
     args = parser.parse_args(argv)
-    root = Path(args.data_dir)
+    if args.data_dir:
+        root = Path(args.data_dir)
+    else:
+        from chpit_assets.defs.resources import ChpitStore
+
+        root = ChpitStore().root
     lists = collect_scored(root / "results", root / "build")
     for key in (args.a, args.b):
         if key not in lists:
