@@ -1,4 +1,4 @@
-"""Breakdowns the card asks for (issue 25 items 4-5), each cell with its n and 95% interval:
+"""Breakdowns the card asks for (R4, issue 25 items 4-5), each cell with its n and 95% interval:
 
 - by `kind`, by the `as_of` year and by article length (card, "Known limits": a long single-
   paragraph article is effectively a verbatim-only item, so its share measures recall as much as

@@ -1,4 +1,4 @@
-"""Paired comparisons (issue 25 item 2): two systems on the same items, the difference in correct
+"""Paired comparisons (R4, issue 25 item 2): two systems on the same items, the difference in correct
 share with a paired interval and an exact McNemar p-value (stats.paired), for the report's section
 and for `python -m chpit_assets compare A B`.
 

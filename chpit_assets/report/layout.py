@@ -1,4 +1,4 @@
-"""Our report's sections, each declared once (issue 25 item 6): title, columns, note. `render`
+"""Our report's sections (R4), each declared once (issue 25 item 6): title, columns, note. `render`
 draws markdown and HTML from these; `build_report` puts each section's headers into the JSON."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Repeats (issue 25 item 3): a hosted model is not deterministic even at temperature 0, so a
+"""Repeats (R3, R4, issue 25 item 3): a hosted model is not deterministic even at temperature 0, so a
 model system may ask every item N times. Per system: the correct share of each repeat, their
 mean ± sd, and the per-item agreement (the share of items given the same label in every repeat,
 with its interval). The rest of the report, and every published file, reads repeat 0 only."""

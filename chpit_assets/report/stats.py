@@ -1,4 +1,4 @@
-"""Uncertainty for the report (issue 25): Wilson intervals, a cluster bootstrap by change, and the
+"""Uncertainty for the report (R4, issue 25): Wilson intervals, a cluster bootstrap by change, and the
 paired comparison of two systems on the same items (difference, paired interval, exact McNemar).
 
 Every number comes from scipy.stats; this module only decides what is counted and how items
