@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from chpit_assets.runs.systems import parse_system_key
 from chpit_scorer import GROUNDED_CORRECT, GROUNDED_WRONG_VERSION
 
-from .stats import line_interval, pct
+from .stats import line_interval, line_intervals, pct
 
 LONG_PARAGRAPH_CHARS = 1000  # one paragraph this long is one unit the answer must reproduce exactly
 LENGTH_BINS = ("< 500 chars", "500–1,999 chars", "≥ 2,000 chars", f"one paragraph ≥ {LONG_PARAGRAPH_CHARS:,} chars")
@@ -114,10 +114,7 @@ def cutoff_rows(lists: Mapping[str, list[dict]], systems: list[str], easy: Mappi
                             "n": len(subset),
                             "correct_pct": pct(sum(map(_correct, subset)), len(subset)),
                             "wrong_version_pct": pct(sum(map(_wrong, subset)), len(subset)),
-                            "ci": {
-                                "correct": line_interval(subset, _correct),
-                                "wrong_version": line_interval(subset, _wrong),
-                            },
+                            "ci": line_intervals(subset, {"correct": _correct, "wrong_version": _wrong}),
                         }
                     )
     return rows

@@ -14,7 +14,7 @@ never reported narrower than the Wilson interval of the same counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -73,7 +73,7 @@ def _per_cluster(clusters: Sequence[Hashable], *columns: Sequence[float]) -> lis
     return out
 
 
-def _bootstrap(data: tuple[np.ndarray, ...], statistic) -> tuple[float, float]:
+def _bootstrap(data: tuple[np.ndarray, ...], statistic) -> tuple[np.ndarray, np.ndarray]:
     result = stats.bootstrap(
         data,
         statistic,
@@ -84,46 +84,72 @@ def _bootstrap(data: tuple[np.ndarray, ...], statistic) -> tuple[float, float]:
         confidence_level=CONFIDENCE,
         rng=np.random.default_rng(BOOTSTRAP_SEED),
     )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return np.atleast_1d(result.confidence_interval.low), np.atleast_1d(result.confidence_interval.high)
+
+
+def _ratios(*sums: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Each hit count's share of the items (the last array), per resample."""
+    items = sums[-1].sum(axis=axis)
+    return np.stack([k.sum(axis=axis) / items for k in sums[:-1]])
+
+
+def cluster_bootstraps(columns: Sequence[Sequence[bool]], clusters: Sequence[Hashable]) -> list[tuple[float, float]]:
+    """Percentile intervals of several shares of the same items, resampling whole clusters (a ratio
+    estimator: hits over items of the drawn clusters). One set of draws serves every share, and
+    it is the draw a single share gets, so each interval is the one it would have alone."""
+    *hits, items = _per_cluster(clusters, *columns, [1.0] * len(clusters))
+    if len(items) < 2:  # one cluster: nothing to resample
+        return [(float(k.sum() / items.sum()),) * 2 for k in hits]
+    low, high = _bootstrap((*hits, items), _ratios)
+    return [(float(lo), float(hi)) for lo, hi in zip(low, high, strict=True)]
 
 
 def cluster_bootstrap(hits: Sequence[bool], clusters: Sequence[Hashable]) -> tuple[float, float]:
-    """Percentile interval of the share of `hits`, resampling whole clusters (a ratio estimator:
-    hits over items of the drawn clusters)."""
-    k, m = _per_cluster(clusters, hits, [1.0] * len(hits))
-    if len(k) < 2:  # one cluster: nothing to resample
-        share = float(k.sum() / m.sum())
-        return share, share
-    return _bootstrap((k, m), lambda k, m, axis=-1: k.sum(axis=axis) / m.sum(axis=axis))
+    return cluster_bootstraps([hits], clusters)[0]
 
 
-def share(hits: Sequence[bool], clusters: Sequence[Hashable]) -> dict:
-    """{k, n, pct, low, high, method}: a share in % (2 decimals), its 95% interval in % (4 decimals,
-    so a .1f cell is rounded once) by the rule in the module doc; an empty denominator is pct None
-    and no interval."""
-    n, k = len(hits), int(sum(hits))
+def shares(columns: Mapping[str, Sequence[bool]], clusters: Sequence[Hashable]) -> dict[str, dict]:
+    """{name: {k, n, pct, low, high, method}} for shares of the same items: each share in %
+    (2 decimals), its 95% interval in % (4 decimals, so a .1f cell is rounded once) by the rule in
+    the module doc; an empty denominator is pct None and no interval."""
+    n = len(clusters)
     if n == 0:
-        return {"k": 0, "n": 0, "pct": None, "low": None, "high": None, "method": None}
-    low, high = wilson(k, n)
+        return {name: {"k": 0, "n": 0, "pct": None, "low": None, "high": None, "method": None} for name in columns}
+    limits = {name: wilson(int(sum(hits)), n) for name, hits in columns.items()}
     method = WILSON
     if len(set(clusters)) < n:
-        b_low, b_high = cluster_bootstrap(hits, clusters)
-        low, high, method = min(low, b_low), max(high, b_high), CLUSTER_BOOTSTRAP
+        method = CLUSTER_BOOTSTRAP
+        boot = cluster_bootstraps(list(columns.values()), clusters)
+        for name, (b_low, b_high) in zip(list(limits), boot, strict=True):
+            low, high = limits[name]
+            limits[name] = min(low, b_low), max(high, b_high)
     return {
-        "k": k,
-        "n": n,
-        "pct": pct(k, n),
-        "low": round(100.0 * low, 4),
-        "high": round(100.0 * high, 4),
-        "method": method,
+        name: {
+            "k": int(sum(hits)),
+            "n": n,
+            "pct": pct(int(sum(hits)), n),
+            "low": round(100.0 * limits[name][0], 4),
+            "high": round(100.0 * limits[name][1], 4),
+            "method": method,
+        }
+        for name, hits in columns.items()
     }
 
 
+def share(hits: Sequence[bool], clusters: Sequence[Hashable]) -> dict:
+    return shares({"share": hits}, clusters)["share"]
+
+
+def line_intervals(lines: Sequence[dict], tests: Mapping[str, Callable[[dict], object]]) -> dict[str, dict]:
+    """{name: {low, high, method}}: the intervals of the shares of scored `lines` where each test
+    holds, the lines clustered by their change."""
+    clusters = [cluster_of(line) for line in lines]
+    out = shares({name: [bool(test(line)) for line in lines] for name, test in tests.items()}, clusters)
+    return {name: {k: s[k] for k in ("low", "high", "method")} for name, s in out.items()}
+
+
 def line_interval(lines: Sequence[dict], hit: Callable[[dict], object]) -> dict:
-    """{low, high, method}: the interval of the share of scored `lines` where `hit(line)`, the
-    lines clustered by their change."""
-    s = share([bool(hit(line)) for line in lines], [cluster_of(line) for line in lines])
-    return {"low": s["low"], "high": s["high"], "method": s["method"]}
+    return line_intervals(lines, {"share": hit})["share"]
 
 
 @cache
@@ -197,7 +223,7 @@ def paired(a: Sequence[bool], b: Sequence[bool], clusters: Sequence[Hashable], a
     low, high = newcombe_paired(both, a_only, b_only, n - both - a_only - b_only)
     if len(m) >= 2 and a_only + b_only > 0:  # else nothing varies between resamples
         b_low, b_high = _bootstrap((ca, cb, m), lambda ca, cb, m, axis=-1: (ca.sum(axis) - cb.sum(axis)) / m.sum(axis))
-        low, high = min(low, b_low), max(high, b_high)
+        low, high = min(low, float(b_low[0])), max(high, float(b_high[0]))
     p = mcnemar_exact(a_only, b_only)
     d = a_only + b_only
     if d < min_discordant():

@@ -28,6 +28,7 @@ from .published import tools_report
 from .repeats import repeat_rows
 from .stats import METHODS, pct
 from .stats import line_interval as interval
+from .stats import line_intervals as intervals
 
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
 COVERAGES = ("gold_coverage", "distractor_coverage", "distractor_all_coverage", "shared_coverage")
@@ -67,11 +68,11 @@ def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
     labels = [line["verdict"]["label"] for line in lines]
     n = len(lines)
     row: dict = {"n": n}
-    ci: dict = {}
-    for name, label in (("correct", CORRECT), ("wrong_version", WRONG), ("ungrounded", UNGROUNDED)):
+    named = (("correct", CORRECT), ("wrong_version", WRONG), ("ungrounded", UNGROUNDED))
+    ci: dict = intervals(lines, {name: _labelled(label) for name, label in named})
+    for name, label in named:
         row[name] = labels.count(label)
         row[f"{name}_pct"] = pct(row[name], n)
-        ci[name] = interval(lines, _labelled(label))
     for cov in COVERAGES:
         row[f"mean_{cov}"] = round(sum(line["verdict"][cov] for line in lines) / n, 4) if n else None
     row["errors"] = sum(line["error"] is not None for line in lines)
@@ -111,11 +112,11 @@ def _tools_row(lines: list[dict]) -> dict:
         return not line["tool_calls"] and line["error"] is None
 
     n = len(lines)
-    row: dict = {"n": n, "ci": {}}
-    for name, test in (("right_date", right_date), ("right_act_article", right_article), ("no_tool", no_tool)):
+    tests = {"right_date": right_date, "right_act_article": right_article, "no_tool": no_tool}
+    row: dict = {"n": n, "ci": intervals(lines, tests)}
+    for name, test in tests.items():
         row[name] = sum(map(test, lines))
         row[f"{name}_pct"] = pct(row[name], n)
-        row["ci"][name] = interval(lines, test)
     row["tool_calls"] = sum(len(line["tool_calls"]) for line in lines)
     return row
 
