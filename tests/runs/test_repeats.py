@@ -8,7 +8,9 @@ import json
 from collections import Counter
 
 import dagster as dg
+import pytest
 
+from chpit_assets.defs.runs.assets import ModelEndpoint
 from chpit_assets.defs.runs.pipeline import run_benchmark
 from chpit_assets.report.compare import main as compare
 from chpit_assets.runs.runner import load_repeats, log_status, read_log, run_items
@@ -128,3 +130,10 @@ def test_a_killed_run_with_repeats_resumes_per_id_and_repeat(sample, tmp_path, s
     assert sorted(by_repeat) == [0, 1, 2] and all(len(w) == 3 for w in by_repeat.values())
     answers = {line["answer"] for w in by_repeat.values() for line in w.values()}
     assert len(answers) == 9  # each (id, repeat) its own answer
+
+
+def test_a_cutoff_that_is_not_a_date_fails_naming_the_field():
+    assert ModelEndpoint(cutoff="2025-06-30").checked_cutoff() == "2025-06-30"
+    assert ModelEndpoint().checked_cutoff() is None
+    with pytest.raises(dg.Failure, match="cutoff '30.6.2025' is not an ISO date"):
+        ModelEndpoint(cutoff="30.6.2025").checked_cutoff()
