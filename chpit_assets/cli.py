@@ -231,7 +231,9 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
             return f"{name} must be >= {low}, got {value}"
     if not args.timeout > 0:
         return f"--timeout must be > 0 seconds, got {args.timeout}"
-    return ""
+    from chpit_assets.runs.options import check_model_options
+
+    return check_model_options(args, systems)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="start over where the log was made with another endpoint, model or settings (kept aside)",
     )
+    from chpit_assets.runs.options import add_model_options
+
+    add_model_options(model, runs)
     # A stub: the nightly's own options are read by its parser, built only when it is asked for.
     sub.add_parser(
         "nightly",
@@ -319,9 +324,14 @@ def main(argv: list[str] | None = None) -> int:
     from chpit_assets.inspect import cli as inspect_cli  # stdlib only until a subcommand runs
 
     inspect_cli.add_arguments(sub.add_parser("inspect", help="chpit run logs to and from Inspect .eval logs"))
+    sub.add_parser("compare", add_help=False, help="two systems on the same items: paired difference, exact McNemar")
     args, rest = parser.parse_known_args(argv)
     if args.command == "inspect":
         return inspect_cli.main(parser.parse_args(argv))
+    if args.command == "compare":
+        from chpit_assets.report.compare import main as compare
+
+        return compare(rest)
     if args.command == "nightly":
         from chpit_assets import nightly
         from chpit_assets.instance import default_dagster_home
@@ -361,12 +371,14 @@ def main(argv: list[str] | None = None) -> int:
         "price_input_per_mtok": args.price_in,
         "price_output_per_mtok": args.price_out,
         "reasoning_effort": "" if args.reasoning_effort == "none" else args.reasoning_effort,
+        "cutoff": args.cutoff,
     }
     runs_config = {
         "sample_per_lang": args.sample_per_lang,
         "limit": args.limit,
         "retry_errors": args.retry_errors,
         "new_run": args.new_run,
+        "repeats": args.repeats,
     }
     fedlex_config = {
         "mode": args.source,

@@ -58,7 +58,7 @@ def test_live_fedlex_and_the_offline_sample_build_the_same_benchmark(tmp_path):
     core = (tmp_path / "offline/data/build/core-de.jsonl").read_text().splitlines()
     assert items and {"235.1", "170.512"} <= {i["sr_number"] for i in items}
     report = (tmp_path / "offline/data/report/report.md").read_text()
-    assert f"| oracle | {len(core)} | 100.0 |" in report
+    assert f"| oracle | {len(core)} | 100.0 [" in report  # the share, then its 95% interval
     assert (tmp_path / "offline/data/publish/data/de/core-00000-of-00001.parquet").is_file()
     assert "hf_dataset: ok" in offline.stdout and "local only" in offline.stdout + offline.stderr
 
@@ -81,7 +81,28 @@ BAD_ARGS = [
     (["--limit", "-3"], "--limit must be >= 0"),
     (["--workers", "0"], "--workers must be >= 1"),
     (["--timeout", "0"], "--timeout must be > 0"),
+    (["--systems", "smollm2-135m/pit", "--repeats", "0"], "--repeats must be >= 1"),
+    (["--systems", "oracle,recite", "--repeats", "3"], "none of oracle, recite asks a model"),
+    (["--systems", "smollm2-135m/pit", "--cutoff", "2025-13-01"], "--cutoff '2025-13-01' is not a date"),
 ]
+
+
+def test_repeats_and_cutoff_reach_the_run_config(monkeypatch, tmp_path):
+    """Issue 25: `--repeats` is the results op's `repeats`, `--cutoff` the model endpoint's `cutoff`."""
+    from chpit_assets import cli
+
+    seen = {}
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    monkeypatch.setattr(
+        cli, "run", lambda langs, systems, model, fedlex, runs: seen.update(model=model, runs=runs) or 0
+    )
+    assert main(["run", "--systems", "smollm2-135m/pit", "--repeats", "3", "--cutoff", "2025-06-30"]) == 0
+    assert seen["runs"]["repeats"] == 3 and seen["model"]["cutoff"] == "2025-06-30"
+
+
+def test_compare_is_a_subcommand_with_its_own_arguments(tmp_path, capsys):
+    assert main(["compare", "oracle", "recite", "--data-dir", str(tmp_path)]) == 2
+    assert "no scored results for system 'oracle'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args, message", BAD_ARGS)
@@ -133,6 +154,8 @@ def test_the_default_languages_are_the_published_ones(capsys):
                 workers=1,
                 max_tokens=8192,
                 timeout=1.0,
+                repeats=1,
+                cutoff="",
             ),
             list(BENCH_LANGS),
             ["oracle"],

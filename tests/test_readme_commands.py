@@ -66,6 +66,7 @@ def check(command: str, done: subprocess.CompletedProcess) -> str:
             "gpt/agentic [fr]: 1 answered, 0 errored",
             "hf_dataset: ok",
         ],
+        "compare gpt/pit gpt/agentic": ["gpt/pit vs gpt/agentic on 10 shared items", "exact McNemar p ="],
         "--source live": [
             "build [de]: ok",
             "build [it]: ok",

@@ -99,10 +99,12 @@ def spend_estimate(systems: Sequence[str], langs: Sequence[str], model: dict, ru
             limit=runs.get("limit", 0),
         )
     ]
+    repeats = max(1, runs.get("repeats", 1))  # issue 25: every repeat is asked, so every repeat is paid for
     lines = []
     for key in paid:
         tokens = [parse_system_key(key).estimate_tokens(item) for item in items]
-        estimate = estimate_cost(config, len(items), sum(t[0] for t in tokens), sum(t[1] for t in tokens))
+        tokens_in, tokens_out = sum(t[0] for t in tokens), sum(t[1] for t in tokens)
+        estimate = estimate_cost(config, len(items) * repeats, tokens_in * repeats, tokens_out * repeats)
         lines.append(f"estimate {key}: {json.dumps({**estimate, 'usd': round(estimate['usd'], 4)})}")
     return "\n".join(
         lines

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table_lines
 from chpit_assets.runs.systems import our_key, parse_system_key, published_name
+
+from .columns import Column, headers, key_column
 
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
 PARTS = ("all", "after", "before")  # §8: `all` first, then the kinds sorted
@@ -40,54 +42,67 @@ ARTICLE_TOOL = "ch_get_act_article"
 PUBLISHED_MODELS = ("claude-haiku-4.5", "claude-sonnet-5", "gpt-5.6-terra", "deepseek-v4-pro")
 SUMMARY_LANGS = ("de", "fr", "it")
 
-RESULTS_HEADER = (
-    "lang",
-    "system",
-    "kind",
-    "n",
-    "errors",
-    "correct %",
-    "wrong version %",
-    "ungrounded %",
-    "correct % (gold current)",
-    "correct % (gold superseded)",
-    "mean gold cov",
-    "mean distractor cov",
-    "score",
+
+def _pct(share: float) -> str:
+    return f"{100.0 * share:.1f}"
+
+
+def _pct_of(key: str) -> Callable[[dict], str]:
+    return lambda row: _pct(row[key])
+
+
+def _fixed(key: str, digits: int) -> Callable[[dict], str]:
+    return lambda row: f"{row[key]:.{digits}f}"
+
+
+# §8 results-tables.md: a row is a report-all.json stats object with its lang, system and kind.
+RESULTS_COLUMNS = (
+    key_column("lang"),
+    key_column("system"),
+    key_column("kind"),
+    key_column("n"),
+    key_column("errors"),
+    Column("correct %", _pct_of("share_correct")),
+    Column("wrong version %", _pct_of("share_wrong")),
+    Column("ungrounded %", _pct_of("share_ungrounded")),
+    Column("correct % (gold current)", _pct_of("share_correct_gold_current")),
+    Column("correct % (gold superseded)", _pct_of("share_correct_gold_superseded")),
+    Column("mean gold cov", _fixed("mean_gold_coverage", 3)),
+    Column("mean distractor cov", _fixed("mean_distractor_coverage", 3)),
+    Column("score", _fixed("score", 3)),
 )
-RESULTS_HARD_HEADER = ("correct % (recite-hard)", "n recite-hard")
-SUMMARY_HEADER = (
-    "system",
-    "n",
-    "correct %",
-    "wrong version %",
-    "ungrounded %",
-    "**date-sensitive: correct %**",
-    "de / fr / it",
-    "recite-easy: correct %",
-    "errors",
+RESULTS_HARD_COLUMNS = (
+    Column("correct % (recite-hard)", _pct_of("share_correct_recite_hard")),
+    key_column("n recite-hard", "n_recite_hard"),
 )
-TOOLS_HEADER = (
-    "system",
-    "n",
-    "any tool call %",
-    "as_of passed %",
-    "correct as_of %",
-    "right act+article %",
-    "mean calls",
-    "correct % (as_of)",
-    "correct % (no as_of)",
+# §8 summary.md: a row is one system's counts pooled over languages (`summary`), already formatted.
+SUMMARY_COLUMNS = (
+    key_column("system"),
+    key_column("n"),
+    key_column("correct %"),
+    key_column("wrong version %"),
+    key_column("ungrounded %"),
+    key_column("**date-sensitive: correct %**"),
+    key_column("de / fr / it"),
+    key_column("recite-easy: correct %"),
+    key_column("errors"),
 )
-TOOLS_KEYS = (
-    "n",
-    "share_any_tool_call",
-    "share_as_of_any",
-    "share_as_of_correct",
-    "share_sr_article_correct",
-    "mean_tool_calls",
-    "share_correct_when_as_of",
-    "share_correct_when_no_as_of",
+# §5 tools table: a row is one system's tools report with its name.
+TOOLS_COLUMNS = (
+    key_column("system"),
+    key_column("n"),
+    Column("any tool call %", _pct_of("share_any_tool_call")),
+    Column("as_of passed %", _pct_of("share_as_of_any")),
+    Column("correct as_of %", _pct_of("share_as_of_correct")),
+    Column("right act+article %", _pct_of("share_sr_article_correct")),
+    Column("mean calls", _fixed("mean_tool_calls", 2)),
+    Column("correct % (as_of)", _pct_of("share_correct_when_as_of")),
+    Column("correct % (no as_of)", _pct_of("share_correct_when_no_as_of")),
 )
+RESULTS_HEADER = headers(RESULTS_COLUMNS)
+RESULTS_HARD_HEADER = headers(RESULTS_HARD_COLUMNS)
+SUMMARY_HEADER = headers(SUMMARY_COLUMNS)
+TOOLS_HEADER = headers(TOOLS_COLUMNS)
 
 
 def published_system(key: str) -> str:
@@ -243,10 +258,6 @@ def report_all_json(report: dict) -> str:
     return json.dumps(report, ensure_ascii=False, indent=2) + "\n"
 
 
-def _pct(share: float) -> str:
-    return f"{100.0 * share:.1f}"
-
-
 def _langs(report: dict) -> list[str]:
     return [k for k in report if k != "tools"]
 
@@ -256,30 +267,14 @@ def results_tables(report: dict) -> str:
     hard = any(
         "n_recite_hard" in s for lang in _langs(report) for parts in report[lang].values() for s in parts.values()
     )
-    rows = []
-    for lang in _langs(report):
-        for system, parts in report[lang].items():
-            for kind, s in parts.items():
-                row = [
-                    lang,
-                    system,
-                    kind,
-                    s["n"],
-                    s["errors"],
-                    _pct(s["share_correct"]),
-                    _pct(s["share_wrong"]),
-                    _pct(s["share_ungrounded"]),
-                    _pct(s["share_correct_gold_current"]),
-                    _pct(s["share_correct_gold_superseded"]),
-                    f"{s['mean_gold_coverage']:.3f}",
-                    f"{s['mean_distractor_coverage']:.3f}",
-                    f"{s['score']:.3f}",
-                ]
-                if hard:
-                    row += [_pct(s["share_correct_recite_hard"]), s["n_recite_hard"]]
-                rows.append(row)
-    header = RESULTS_HEADER + (RESULTS_HARD_HEADER if hard else ())
-    return "\n".join(table_lines(header, rows)) + "\n"
+    columns = RESULTS_COLUMNS + (RESULTS_HARD_COLUMNS if hard else ())
+    rows = [
+        {"lang": lang, "system": system, "kind": kind, **s}
+        for lang in _langs(report)
+        for system, parts in report[lang].items()
+        for kind, s in parts.items()
+    ]
+    return "\n".join(table_lines(headers(columns), ([c.cell(r) for c in columns] for r in rows))) + "\n"
 
 
 def summary_order(name: str) -> tuple:
@@ -310,37 +305,30 @@ def summary(report: dict) -> str:
             easy = _pct(_share(total("correct_recite_easy"), total("n_recite_easy")))
         else:
             date_sensitive = by_lang = easy = "–"
-        rows.append(
-            [
-                name,
-                n,
-                _pct(_share(total("grounded_correct"), n)),
-                _pct(_share(total("grounded_wrong_version"), n)),
-                _pct(_share(total("ungrounded"), n)),
-                date_sensitive,
-                by_lang,
-                easy,
-                total("errors"),
-            ]
+        values = (
+            name,
+            n,
+            _pct(_share(total("grounded_correct"), n)),
+            _pct(_share(total("grounded_wrong_version"), n)),
+            _pct(_share(total("ungrounded"), n)),
+            date_sensitive,
+            by_lang,
+            easy,
+            total("errors"),
         )
-    return "\n".join(table_lines(SUMMARY_HEADER, rows)) + "\n"
+        rows.append(dict(zip(SUMMARY_HEADER, values, strict=True)))
+    return "\n".join(table_lines(SUMMARY_HEADER, ([c.cell(r) for c in SUMMARY_COLUMNS] for r in rows))) + "\n"
 
 
 def tools_table(tools: Mapping[str, dict]) -> str:
     """§5's tools table: the published header, shares as % .1f, mean calls .2f."""
-    rows = []
-    for system, t in tools.items():
-        rows.append(
-            [
-                system,
-                t["n"],
-                *(_pct(t[k]) for k in TOOLS_KEYS[1:5]),
-                f"{t['mean_tool_calls']:.2f}",
-                _pct(t["share_correct_when_as_of"]),
-                _pct(t["share_correct_when_no_as_of"]),
-            ]
-        )
-    return "\n".join(table_lines(TOOLS_HEADER, rows)) + "\n"
+    rows = tools_rows(tools)
+    return "\n".join(table_lines(TOOLS_HEADER, ([c.cell(r) for c in TOOLS_COLUMNS] for r in rows))) + "\n"
+
+
+def tools_rows(tools: Mapping[str, dict]) -> list[dict]:
+    """The tools report as rows of TOOLS_COLUMNS (our report renders them too)."""
+    return [{"system": system, **t} for system, t in tools.items()]
 
 
 def write_published(scored: Mapping[str, Iterable[dict]], report_dir: Path | str) -> dict[str, Path]:

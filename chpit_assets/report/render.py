@@ -13,134 +13,25 @@ from pathlib import Path
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table_lines
 
-from .published import tools_table
-from .tables import HEADLINE_COLUMNS, HEADLINE_LANGS
+from .columns import Table, fmt
+from .layout import CUTOFF, HEADLINE, HEADLINE_LANGS, SECTIONS
 
 
-def fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
-
-
-def headline_cells(h: dict) -> list[str]:
-    by_lang = " / ".join(fmt(h["date_sensitive_correct_pct_by_lang"][lang]) for lang in HEADLINE_LANGS)
-    return [
-        h["system"],
-        str(h["n"]),
-        fmt(h["correct_pct"]),
-        fmt(h["wrong_version_pct"]),
-        fmt(h["ungrounded_pct"]),
-        fmt(h["date_sensitive_correct_pct"]),
-        by_lang,
-        fmt(h["recite_easy_correct_pct"]),
-        str(h["errors"]),
-    ]
-
-
-_ROW_HEADER = [
-    "lang",
-    "system",
-    "kind",
-    "n",
-    "correct %",
-    "wrong version %",
-    "ungrounded %",
-    "mean gold cov.",
-    "mean distractor cov.",
-    "mean distractor-all cov.",
-    "mean shared cov.",
-    "correct % (gold current)",
-    "correct % (gold superseded)",
-    "date-sensitive: correct %",
-    "errors",
-]
-
-
-def _row_cells(r: dict) -> list[str]:
-    cov = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
-    return [
-        r["lang"],
-        r["system"],
-        r["kind"],
-        str(r["n"]),
-        fmt(r["correct_pct"]),
-        fmt(r["wrong_version_pct"]),
-        fmt(r["ungrounded_pct"]),
-        cov(r["mean_gold_coverage"]),
-        cov(r["mean_distractor_coverage"]),
-        cov(r["mean_distractor_all_coverage"]),
-        cov(r["mean_shared_coverage"]),
-        f"{fmt(r['correct_gold_current_pct'])} (n={r['n_gold_current']})",
-        f"{fmt(r['correct_gold_superseded_pct'])} (n={r['n_gold_superseded']})",
-        f"{fmt(r['correct_date_sensitive_pct'])} (n={r['n_date_sensitive']})",
-        str(r["errors"]),
-    ]
-
-
-_TOOLS_HEADER = [
-    "system",
-    "lang",
-    "n",
-    "right date %",
-    "right act and article %",
-    "answered without a tool %",
-    "tool calls",
-]
-
-
-def _tools_cells(t: dict) -> list[str]:
-    return [
-        t["system"],
-        t["lang"],
-        str(t["n"]),
-        fmt(t["right_date_pct"]),
-        fmt(t["right_act_article_pct"]),
-        fmt(t["no_tool_pct"]),
-        str(t["tool_calls"]),
-    ]
+def _section_lines(table: Table, report: dict) -> list[str]:
+    rows = table.rows_of(report)
+    if not rows and not table.empty:
+        return []
+    out = ["", f"## {table.title}", ""]
+    out += table_lines(table.headers, table.body(rows)) if rows else [table.empty]
+    if table.note and rows:
+        out += ["", table.note]
+    return out
 
 
 def to_markdown(report: dict) -> str:
-    out = ["# CH-PiT report", "", "## Results", ""]
-    out += table_lines(list(HEADLINE_COLUMNS), [headline_cells(h) for h in report["headline"]])
-    out += [
-        "",
-        "Read the date-sensitive column, not the headline: it is the correct share on the items where "
-        "reciting today's edition is wrong (recite not grounded_correct); de / fr / it split it by language.",
-        "",
-        "## Date-sensitive share of the items",
-        "",
-    ]
-    out += table_lines(
-        ["lang", "items", "recite known", "date-sensitive", "date-sensitive %"],
-        [
-            [lang, str(d["items"]), str(d["known"]), str(d["date_sensitive"]), fmt(d["date_sensitive_pct"])]
-            for lang, d in report["date_sensitive"].items()
-        ],
-    )
-    out += ["", "## By language, system and kind", ""]
-    out += table_lines(_ROW_HEADER, [_row_cells(r) for r in report["rows"]])
-    if report["tools"]:
-        out += ["", "## Tools (agentic)", ""]
-        out += table_lines(_TOOLS_HEADER, [_tools_cells(t) for t in report["tools"]])
-    if report.get("abstention"):
-        out += ["", "## Cite or abstain (verified systems)", ""]
-        out += table_lines(
-            ["system", "lang", "n", "abstained %", "answered", "wrong version % of answered", "correct % of answered"],
-            [
-                [
-                    a["system"],
-                    a["lang"],
-                    str(a["n"]),
-                    fmt(a["abstained_pct"]),
-                    str(a["answered"]),
-                    fmt(a["wrong_version_answered_pct"]),
-                    fmt(a["correct_answered_pct"]),
-                ]
-                for a in report["abstention"]
-            ],
-        )
-    if report["tools_published"]:
-        out += ["", "## Tools, published shape (PROTOCOL §5)", "", tools_table(report["tools_published"]).rstrip("\n")]
+    out = ["# CH-PiT report"]
+    for table in SECTIONS:
+        out += _section_lines(table, report)
     return "\n".join(out) + "\n"
 
 
@@ -149,6 +40,18 @@ def to_json(report: dict) -> str:
 
 
 _COLOURS = {"correct": "#2e7d32", "wrong_version": "#c62828", "ungrounded": "#9e9e9e"}
+
+
+def _legend(entries: list[tuple[str, str]], left: int, y: int, step: int) -> str:
+    """A chart's legend, one colour swatch and label every `step` pixels, and the chart's end."""
+    return (
+        "".join(
+            f'<rect x="{left + i * step}" y="{y - 10}" width="12" height="12" fill="{colour}"/>'
+            f'<text x="{left + i * step + 16}" y="{y}" font-size="12">{html.escape(text)}</text>'
+            for i, (colour, text) in enumerate(entries)
+        )
+        + "</svg>"
+    )
 
 
 def _label_chart(headline: list[dict]) -> str:
@@ -173,14 +76,8 @@ def _label_chart(headline: list[dict]) -> str:
                 f"<title>{html.escape(h['system'])} {key}: {fmt(h[f'{key}_pct'])}%</title></rect>"
             )
             x += w
-    y = height - 14
-    for i, key in enumerate(("correct", "wrong_version", "ungrounded")):
-        parts.append(
-            f'<rect x="{left + i * 150}" y="{y - 10}" width="12" height="12" fill="{_COLOURS[key]}"/>'
-            f'<text x="{left + i * 150 + 16}" y="{y}" font-size="12">{key.replace("_", " ")}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    legend = [(_COLOURS[key], key.replace("_", " ")) for key in ("correct", "wrong_version", "ungrounded")]
+    return "".join(parts) + _legend(legend, left, height - 14, 150)
 
 
 def _date_sensitive_chart(headline: list[dict]) -> str:
@@ -206,14 +103,7 @@ def _date_sensitive_chart(headline: list[dict]) -> str:
                 f'<rect x="{left}" y="{y}" width="{w:.2f}" height="{bar_h - 2}" fill="{lang_colours[lang]}">'
                 f"<title>{html.escape(h['system'])} {lang}: {fmt(value)}%</title></rect>"
             )
-    y = height - 14
-    for j, lang in enumerate(HEADLINE_LANGS):
-        parts.append(
-            f'<rect x="{left + j * 80}" y="{y - 10}" width="12" height="12" fill="{lang_colours[lang]}"/>'
-            f'<text x="{left + j * 80 + 16}" y="{y}" font-size="12">{lang}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    return "".join(parts) + _legend([(lang_colours[lang], lang) for lang in HEADLINE_LANGS], left, height - 14, 80)
 
 
 def _html_table(header: list[str], body: list[list[str]]) -> str:
@@ -222,19 +112,31 @@ def _html_table(header: list[str], body: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+def _html_section(table: Table, report: dict) -> list[str]:
+    rows = table.rows_of(report)
+    if not rows and not table.empty:
+        return []
+    out = [f"<h2>{html.escape(table.title)}</h2>"]
+    out.append(_html_table(table.headers, table.body(rows)) if rows else f"<p>{html.escape(table.empty)}</p>")
+    if table.note and rows:
+        out.append(f"<p>{html.escape(table.note)}</p>")
+    return out
+
+
 def to_html(report: dict) -> str:
-    sections = [
-        "<h2>Results</h2>",
-        _html_table(list(HEADLINE_COLUMNS), [headline_cells(h) for h in report["headline"]]),
-        "<h3>Label shares</h3>",
-        _label_chart(report["headline"]),
-        "<h3>Date-sensitive items: correct % by language</h3>",
-        _date_sensitive_chart(report["headline"]),
-        "<h2>By language, system and kind</h2>",
-        _html_table(_ROW_HEADER, [_row_cells(r) for r in report["rows"]]),
-    ]
-    if report["tools"]:
-        sections += ["<h2>Tools (agentic)</h2>", _html_table(_TOOLS_HEADER, [_tools_cells(t) for t in report["tools"]])]
+    """Every section of the markdown, in its order, with the charts after the tables they draw."""
+    sections = []
+    for table in SECTIONS:
+        sections += _html_section(table, report)
+        if table is HEADLINE:
+            sections += [
+                "<h3>Label shares</h3>",
+                _label_chart(report["headline"]),
+                "<h3>Date-sensitive items: correct % by language</h3>",
+                _date_sensitive_chart(report["headline"]),
+            ]
+        if table is CUTOFF and report["cutoff"]:
+            sections += ["<h3>Date-sensitive items: correct % before and after the cutoff</h3>", _cutoff_chart(report)]
     style = (
         "body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
         "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
@@ -245,6 +147,33 @@ def to_html(report: dict) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>CH-PiT report</title>'
         f"<style>{style}</style></head><body><h1>CH-PiT report</h1>{''.join(sections)}</body></html>\n"
     )
+
+
+def _cutoff_chart(report: dict) -> str:
+    """Per model and split, the correct share on or before / after the cutoff, with its 95% interval as a whisker."""
+    rows = report["cutoff"]
+    bar_h, gap, left, width = 12, 6, 330, 420
+    colours = {"on or before": "#1565c0", "after": "#ef6c00"}
+    height = len(rows) * (bar_h + gap) + 40
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 60}" height="{height}" '
+        f'aria-label="Date-sensitive correct share before and after each model\'s training cutoff">'
+    ]
+    for i, r in enumerate(rows):
+        y = 10 + i * (bar_h + gap)
+        label = f"{r['system']} · {r['split']} {r['side']} {r['cutoff']} (n={r['n']})"
+        parts.append(f'<text x="{left - 8}" y="{y + 10}" text-anchor="end" font-size="11">{html.escape(label)}</text>')
+        w = width * (r["correct_pct"] or 0.0) / 100.0
+        parts.append(
+            f'<rect x="{left}" y="{y}" width="{w:.2f}" height="{bar_h}" fill="{colours[r["side"]]}">'
+            f"<title>{html.escape(label)}: {fmt(r['correct_pct'])}%</title></rect>"
+        )
+        ci = r["ci"]["correct"]
+        if ci["low"] is not None:
+            x0, x1, mid = left + width * ci["low"] / 100.0, left + width * ci["high"] / 100.0, y + bar_h / 2
+            parts.append(f'<line x1="{x0:.2f}" y1="{mid}" x2="{x1:.2f}" y2="{mid}" stroke="#222" stroke-width="1.5"/>')
+    legend = [(colour, f"{side} the cutoff") for side, colour in colours.items()]
+    return "".join(parts) + _legend(legend, left, height - 14, 140)
 
 
 def write_report(report: dict, report_dir: Path | str) -> dict[str, Path]:

@@ -8,37 +8,33 @@ Date-sensitive items are those where recite is NOT grounded_correct (card: "the
 correct share on the items where recite is wrong"); recite-easy items are the
 rest. Recite's own scored run decides when present, else the item's stamped
 `recite_label`; an item where recite could not resolve the article is in neither.
+
+Every share carries its 95% interval under `ci` (stats: Wilson, or the cluster bootstrap by
+change where a change gives two or more items); the sections of issue 25 (paired comparisons,
+breakdowns, the training-cutoff split, repeats) come from their own modules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from chpit_assets.pit.keys import article_key, sr_key
 from chpit_assets.runs.systems import parse_system_key
 
+from .breakdowns import breakdown_rows, cutoff_rows
+from .compare import comparison_rows
+from .layout import HEADLINE, HEADLINE_LANGS, SECTIONS
 from .published import tools_report
+from .repeats import repeat_rows
+from .stats import METHODS, pct
+from .stats import line_interval as interval
+from .stats import line_intervals as intervals
 
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
 COVERAGES = ("gold_coverage", "distractor_coverage", "distractor_all_coverage", "shared_coverage")
 KINDS = ("before", "after")
-HEADLINE_LANGS = ("de", "fr", "it")
-# Card, results table header, verbatim.
-HEADLINE_COLUMNS = (
-    "system",
-    "n",
-    "correct %",
-    "wrong version %",
-    "ungrounded %",
-    "date-sensitive: correct %",
-    "de / fr / it",
-    "recite-easy: correct %",
-    "errors",
-)
-
-
-def pct(count: int, total: int) -> float | None:
-    return None if total == 0 else round(100.0 * count / total, 2)
+# Card, results table header, verbatim (declared with its cells in layout.HEADLINE).
+HEADLINE_COLUMNS = tuple(HEADLINE.headers)
 
 
 def system_order(key: str) -> tuple:
@@ -62,11 +58,17 @@ def recite_easy_by_id(scored: Mapping[str, list[dict]]) -> dict[str, bool]:
     return easy
 
 
+def _labelled(label: str) -> Callable[[dict], bool]:
+    return lambda line: line["verdict"]["label"] == label
+
+
 def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
     labels = [line["verdict"]["label"] for line in lines]
     n = len(lines)
     row: dict = {"n": n}
-    for name, label in (("correct", CORRECT), ("wrong_version", WRONG), ("ungrounded", UNGROUNDED)):
+    named = (("correct", CORRECT), ("wrong_version", WRONG), ("ungrounded", UNGROUNDED))
+    ci: dict = intervals(lines, {name: _labelled(label) for name, label in named})
+    for name, label in named:
         row[name] = labels.count(label)
         row[f"{name}_pct"] = pct(row[name], n)
     for cov in COVERAGES:
@@ -83,36 +85,38 @@ def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
         row[f"n_{name}"] = len(subset)
         row[f"correct_{name}"] = hits
         row[f"correct_{name}_pct"] = pct(hits, len(subset))
+        ci[f"correct_{name}"] = interval(subset, lambda l: l["verdict"]["label"] == CORRECT)
+    row["ci"] = ci
     return row
 
 
 def _tools_row(lines: list[dict]) -> dict:
     """Card "agentic": right date passed, right act and article asked for, answered without any tool."""
-    right_date = right_article = no_tool = 0
-    for line in lines:
-        calls = line["tool_calls"]
-        args = [c.get("arguments") or {} for c in calls]
-        right_date += any(str(a.get("as_of", "")) == line["as_of"] for a in args)
+
+    def right_date(line: dict) -> bool:
+        return any(str((c.get("arguments") or {}).get("as_of", "")) == line["as_of"] for c in line["tool_calls"])
+
+    def right_article(line: dict) -> bool:
         # Compared the way the tool itself reads its arguments: "SR 235.1" and "Art. 24" are right too.
         # `article` is the published argument name (PROTOCOL §5); logs from before it said `article_number`.
-        right_article += any(
+        return any(
             c.get("name") == "ch_get_act_article"
-            and sr_key(str(a.get("sr_number", ""))) == sr_key(line["sr_number"])
+            and sr_key(str((a := c.get("arguments") or {}).get("sr_number", ""))) == sr_key(line["sr_number"])
             and article_key(str(a.get("article", a.get("article_number", "")))) == article_key(line["article_number"])
-            for c, a in zip(calls, args)
+            for c in line["tool_calls"]
         )
-        no_tool += not calls and line["error"] is None
+
+    def no_tool(line: dict) -> bool:
+        return not line["tool_calls"] and line["error"] is None
+
     n = len(lines)
-    return {
-        "n": n,
-        "right_date": right_date,
-        "right_date_pct": pct(right_date, n),
-        "right_act_article": right_article,
-        "right_act_article_pct": pct(right_article, n),
-        "no_tool": no_tool,
-        "no_tool_pct": pct(no_tool, n),
-        "tool_calls": sum(len(line["tool_calls"]) for line in lines),
-    }
+    tests = {"right_date": right_date, "right_act_article": right_article, "no_tool": no_tool}
+    row: dict = {"n": n, "ci": intervals(lines, tests)}
+    for name, test in tests.items():
+        row[name] = sum(map(test, lines))
+        row[f"{name}_pct"] = pct(row[name], n)
+    row["tool_calls"] = sum(len(line["tool_calls"]) for line in lines)
+    return row
 
 
 def _abstention_rows(system: str, lines: list[dict], langs: list[str]) -> list[dict]:
@@ -139,13 +143,20 @@ def _abstention_rows(system: str, lines: list[dict], langs: list[str]) -> list[d
                 "answered": len(given),
                 "wrong_version_answered_pct": pct(wrong, len(given)),
                 "correct_answered_pct": pct(correct, len(given)),
+                "ci": {
+                    "abstained": interval(subset, lambda l: l.get("abstained")),
+                    "wrong_version_answered": interval(given, lambda l: l["verdict"]["label"] == WRONG),
+                    "correct_answered": interval(given, lambda l: l["verdict"]["label"] == CORRECT),
+                },
             }
         )
     return rows
 
 
-def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
-    """All report tables from {system key: scored lines (any languages)}. Deterministic in its input."""
+def build_report(scored: Mapping[str, Iterable[dict]], repeats: Mapping[str, Iterable[dict]] | None = None) -> dict:
+    """All report tables from {system key: scored lines (any languages)} and, for systems run with
+    repeats, {system key: scored lines of every repeat}. Deterministic in its input (the bootstrap
+    is seeded)."""
     lists: dict[str, list[dict]] = {key: list(lines) for key, lines in scored.items()}
     easy = recite_easy_by_id(lists)
     systems = sorted(lists, key=system_order)
@@ -155,18 +166,7 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
     for system in systems:
         lines = lists[system]
         overall = _row(lines, easy)
-        by_lang = {lang: _row([l for l in lines if l["lang"] == lang], easy) for lang in HEADLINE_LANGS}
-        headline.append(
-            {
-                "system": system,
-                **{k: overall[k] for k in ("n", "correct_pct", "wrong_version_pct", "ungrounded_pct", "errors")},
-                "date_sensitive_correct_pct": overall["correct_date_sensitive_pct"],
-                "date_sensitive_correct_pct_by_lang": {
-                    lang: by_lang[lang]["correct_date_sensitive_pct"] for lang in HEADLINE_LANGS
-                },
-                "recite_easy_correct_pct": overall["correct_recite_easy_pct"],
-            }
-        )
+        lang_all: dict[str, dict] = {}  # the (lang, system, all) rows, for the headline's de / fr / it
         for lang in langs:
             lang_lines = [l for l in lines if l["lang"] == lang]
             if not lang_lines:
@@ -174,22 +174,48 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
             for kind in (*KINDS, "all"):
                 subset = lang_lines if kind == "all" else [l for l in lang_lines if l["kind"] == kind]
                 rows.append({"lang": lang, "system": system, "kind": kind, **_row(subset, easy)})
+            lang_all[lang] = rows[-1]
             if parse_system_key(system).tool_calls:
                 tools.append({"system": system, "lang": lang, **_tools_row(lang_lines)})
         if parse_system_key(system).tool_calls:
             tools.append({"system": system, "lang": "all", **_tools_row(lines)})
+        no_data = {"low": None, "high": None, "method": None}
+        headline.append(
+            {
+                "system": system,
+                **{k: overall[k] for k in ("n", "correct_pct", "wrong_version_pct", "ungrounded_pct", "errors")},
+                "date_sensitive_correct_pct": overall["correct_date_sensitive_pct"],
+                "date_sensitive_correct_pct_by_lang": {
+                    lang: lang_all[lang]["correct_date_sensitive_pct"] if lang in lang_all else None
+                    for lang in HEADLINE_LANGS
+                },
+                "recite_easy_correct_pct": overall["correct_recite_easy_pct"],
+                "ci": {
+                    **{k: overall["ci"][k] for k in ("correct", "wrong_version", "ungrounded")},
+                    "date_sensitive_correct": overall["ci"]["correct_date_sensitive"],
+                    "date_sensitive_correct_by_lang": {
+                        lang: lang_all[lang]["ci"]["correct_date_sensitive"] if lang in lang_all else no_data
+                        for lang in HEADLINE_LANGS
+                    },
+                    "recite_easy_correct": overall["ci"]["correct_recite_easy"],
+                },
+            }
+        )
 
     abstention = [row for system in systems for row in _abstention_rows(system, lists[system], langs)]
-    item_ids = {lang: {l["id"] for lines in lists.values() for l in lines if l["lang"] == lang} for lang in langs}
+    item_lines = {(l["lang"], l["id"]): l for lines in lists.values() for l in lines}
     date_sensitive = {}
     for lang in langs:
-        known = [i for i in sorted(item_ids[lang]) if i in easy]
-        sensitive = sum(not easy[i] for i in known)
+        ids = sorted(i for lg, i in item_lines if lg == lang)
+        known = [item_lines[(lang, i)] for i in ids if i in easy]
+        sensitive = sum(not easy[line["id"]] for line in known)
         date_sensitive[lang] = {
-            "items": len(item_ids[lang]),
+            "lang": lang,
+            "items": len(ids),
             "known": len(known),
             "date_sensitive": sensitive,
             "date_sensitive_pct": pct(sensitive, len(known)),
+            "ci": {"date_sensitive": interval(known, lambda l: not easy[l["id"]])},
         }
     return {
         "columns": list(HEADLINE_COLUMNS),
@@ -200,6 +226,12 @@ def build_report(scored: Mapping[str, Iterable[dict]]) -> dict:
         "date_sensitive": date_sensitive,
         "tools": tools,
         "abstention": abstention,
+        "comparisons": comparison_rows(lists, systems, easy),
+        "breakdowns": breakdown_rows(lists, systems, easy),
+        "cutoff": cutoff_rows(lists, systems, easy),
+        "repeats": repeat_rows({k: list(v) for k, v in (repeats or {}).items()}, system_order, easy),
+        "methods": METHODS,
+        "sections": [{"key": t.key, "title": t.title, "columns": t.headers} for t in SECTIONS],
         # §5's tools report with the published keys, beside ours (same lines, the published definitions).
         "tools_published": tools_report(lists),
     }

@@ -83,6 +83,7 @@ class EndpointConfig:
     price_output_per_mtok: float | None = None
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     server: Mapping[str, Any] = field(default_factory=dict)  # what serves a local model (weights sha256, version)
+    cutoff: str | None = None  # the model's training cutoff, ISO date (issue 25); recorded, never sent
 
     @property
     def host(self) -> str:

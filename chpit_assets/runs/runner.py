@@ -9,6 +9,12 @@ settings (endpoint, model, prompts, budgets) differ from this run's is refused u
 
 `scored_view` turns a log into the deterministic per-item view the report reads:
 winner per id, in item order, re-scored with the installed scorer.
+
+Repeats (issue 25): a model system may ask every item N times (`repeats`); each line carries its
+`repeat` index (0 for a line written before repeats existed), winners and resume are per (id,
+repeat), and repeat 0 alone is the run: the scored view, the run report and the published
+report files read it only, so asking more repeats never changes them. `repeats_view` is the
+scored view of every repeat, for the report's agreement section.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ ITEM_FIELDS = (
     "kind",
     "gold_is_current",
     "recite_label",
+    "change_date",  # with act_id and e_id: the change an item was made from (the report's clusters)
 )
 # The published mode extras (PROTOCOL §4, §5), carried into the scored view when a line has them.
 VIEW_EXTRAS = (
@@ -57,6 +64,14 @@ VIEW_EXTRAS = (
 )  # the last: cite or abstain (issue 16), for the report's abstention table
 
 
+SCORED_SUFFIX = ".scored.jsonl"  # the scored view of repeat 0, the report's input
+REPEATS_SUFFIX = ".repeats.jsonl"  # the scored view of every repeat, when a run has more than one
+
+
+def repeat_of(line: dict) -> int:
+    return int(line.get("repeat", 0))
+
+
 def results_path(results_dir: Path | str, system_key: str, lang: str) -> Path:
     """`{results_dir}/{system}/{lang}.jsonl`; a key's `/` becomes a subfolder (ARCHITECTURE "Outputs")."""
     parts = system_key.split("/")
@@ -66,7 +81,11 @@ def results_path(results_dir: Path | str, system_key: str, lang: str) -> Path:
 
 
 def scored_path(results_dir: Path | str, system_key: str, lang: str) -> Path:
-    return results_path(results_dir, system_key, lang).with_suffix(".scored.jsonl")
+    return results_path(results_dir, system_key, lang).with_suffix(SCORED_SUFFIX)
+
+
+def repeats_path(results_dir: Path | str, system_key: str, lang: str) -> Path:
+    return results_path(results_dir, system_key, lang).with_suffix(REPEATS_SUFFIX)
 
 
 def read_jsonl(path: Path | str) -> list[dict]:
@@ -117,10 +136,12 @@ def read_log(path: Path | str) -> list[dict]:
     return lines
 
 
-def winners(lines: Iterable[dict]) -> dict[str, dict]:
-    """PROTOCOL §7: per id its last error-free line, else its last errored line."""
+def winners(lines: Iterable[dict], repeat: int = 0) -> dict[str, dict]:
+    """PROTOCOL §7: per id its last error-free line, else its last errored line (of one repeat)."""
     best: dict[str, dict] = {}
     for line in lines:
+        if repeat_of(line) != repeat:
+            continue
         held = best.get(line["id"])
         if held is None or not line.get("error") or held.get("error"):
             best[line["id"]] = line
@@ -128,8 +149,14 @@ def winners(lines: Iterable[dict]) -> dict[str, dict]:
 
 
 def load_log(path: Path | str) -> dict[str, dict]:
-    """The winning line per item id of a run log."""
+    """The winning line per item id of a run log (repeat 0)."""
     return winners(read_log(path))
+
+
+def load_repeats(path: Path | str) -> dict[int, dict[str, dict]]:
+    """{repeat: winning line per item id} of a run log, every repeat it holds."""
+    lines = read_log(path)
+    return {r: winners(lines, r) for r in sorted({repeat_of(line) for line in lines})}
 
 
 def verdict_of(answer: str | None, item: dict) -> dict:
@@ -198,7 +225,14 @@ def line_cost(system: System, input_tokens: int, output_tokens: int, reported: f
 
 
 def result_line(
-    system: System, item: dict, answer: Answer, started: str, finished: str, latency: float, workers: int = 1
+    system: System,
+    item: dict,
+    answer: Answer,
+    started: str,
+    finished: str,
+    latency: float,
+    workers: int = 1,
+    repeat: int = 0,
 ) -> dict:
     """One line, published keys first in published order (PROTOCOL §7), then ours."""
     calls = [r.record() for r in answer.replies]
@@ -229,6 +263,7 @@ def result_line(
         **answer.extras,
         "error": answer.error,
         "system_key": system.key,
+        "repeat": repeat,
         "cost_reported_usd": cost_reported,
         "call_log": calls,
         "lookup": answer.lookup,
@@ -243,6 +278,9 @@ def result_line(
             ),
             "workers": workers,
             "price_per_mtok": price_per_mtok(system),
+            # The model's training cutoff (issue 25): read by the report's cutoff split, not a setting
+            # (a run resumed with a corrected cutoff asks nothing again).
+            "cutoff": system.config.cutoff if system.config is not None else None,
         },
     }
 
@@ -275,8 +313,10 @@ def run_items(
     retry_errors: bool = True,
     new_run: bool = False,
     on_line: Callable[[dict], None] | None = None,
+    repeats: int = 1,
 ) -> RunSummary:
-    """Answer every item not yet answered in `path`, appending one scored line per item.
+    """Answer every item not yet answered in `path`, appending one scored line per item; with
+    `repeats` > 1 every item is asked that many times, repeat 0 of every item first.
 
     Ctrl-C (or any exception in the caller's thread) stops the run: no new call starts, lines of
     the calls in flight are still written, and the exception propagates (PROTOCOL §7)."""
@@ -288,15 +328,22 @@ def run_items(
     check_resumable(path, lines, system.settings(), new_run=new_run)
     if not path.exists():
         lines = []
-    done = {i for i, line in winners(lines).items() if not (retry_errors and line.get("error"))}
-    pending = [item for item in items if item["id"] not in done]
-    summary = RunSummary(system=system.key, path=path, items=len(items), skipped=len(items) - len(pending))
+    done = {
+        (i, r)
+        for r in range(repeats)
+        for i, line in winners(lines, r).items()
+        if not (retry_errors and line.get("error"))
+    }
+    pending = [(item, r) for r in range(repeats) for item in items if (item["id"], r) not in done]
+    summary = RunSummary(
+        system=system.key, path=path, items=len(items) * repeats, skipped=len(items) * repeats - len(pending)
+    )
     stop, lock = threading.Event(), threading.Lock()  # stop: no new call starts
     t0 = time.monotonic()
 
-    def work(log, item: dict) -> None:
+    def work(log, item: dict, repeat: int) -> None:
         try:
-            line = result_line(system, item, *_timed_answer(system, item), workers=workers)
+            line = result_line(system, item, *_timed_answer(system, item), workers=workers, repeat=repeat)
             with lock:
                 log.write(json.dumps(line, ensure_ascii=False) + "\n")
                 log.flush()
@@ -321,11 +368,11 @@ def run_items(
     with open(path, "a", encoding="utf-8") as log, ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         futures = []
         try:
-            for item in pending:
+            for item, repeat in pending:
                 slots.acquire()
                 if stop.is_set():
                     break
-                futures.append(pool.submit(work, log, item))
+                futures.append(pool.submit(work, log, item, repeat))
             wait(futures)
         except BaseException:
             stop.set()
@@ -336,16 +383,18 @@ def run_items(
     return summary
 
 
-def log_status(items: Iterable[dict], log: dict[str, dict]) -> dict:
+def log_status(items: Iterable[dict], path: Path | str, repeats: int = 1) -> dict:
     """What a run log says about `items` (issue 14 item 4): answered, errored, not yet asked, and the
-    commonest error text among the winning lines."""
+    commonest error text among the winning lines; with repeats, counted per (item, repeat)."""
     ids = [item["id"] for item in items]
-    errors = Counter(log[i]["error"] for i in ids if i in log and log[i].get("error"))
+    by_repeat = load_repeats(path)
+    logs = [by_repeat.get(r, {}) for r in range(repeats)]
+    errors = Counter(log[i]["error"] for log in logs for i in ids if i in log and log[i].get("error"))
     return {
-        "items": len(ids),
-        "answered": sum(1 for i in ids if i in log and not log[i].get("error")),
+        "items": len(ids) * repeats,
+        "answered": sum(1 for log in logs for i in ids if i in log and not log[i].get("error")),
         "errored": sum(errors.values()),
-        "not_asked": sum(1 for i in ids if i not in log),
+        "not_asked": sum(1 for log in logs for i in ids if i not in log),
         "commonest_error": errors.most_common(1)[0][0] if errors else None,
     }
 
@@ -364,6 +413,10 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
         lines.append(
             {
                 **{k: item.get(k) for k in ITEM_FIELDS},
+                # The report's article-length breakdown (card: a long single paragraph is verbatim-only).
+                "gold_chars": len(item["gold"]["text"]),
+                "gold_paragraphs": sum(1 for p in item["gold"]["text"].splitlines() if p.strip()),
+                "cutoff": (record.get("receipt") or {}).get("cutoff"),
                 "system": system_key,
                 "answer": record["answer"],
                 "error": record["error"],
@@ -378,6 +431,15 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
             }
         )
     return lines, missing
+
+
+def repeats_view(items: list[dict], path: Path | str, system_key: str) -> list[dict]:
+    """The scored view of every repeat of a log, each line with its `repeat`; [] when the log has
+    only repeat 0 (nothing to agree or disagree with)."""
+    by_repeat = load_repeats(path)
+    if len(by_repeat) < 2:
+        return []
+    return [{**line, "repeat": r} for r, log in by_repeat.items() for line in scored_view(items, log, system_key)[0]]
 
 
 def write_jsonl_atomic(path: Path | str, lines: Iterable[dict]) -> None:
@@ -405,6 +467,7 @@ def prepare_system(
     endpoints: dict | None = None,
     confirm: bool = False,
     echo: Callable[[str], None] | None = None,
+    repeats: int = 1,
 ) -> System:
     """Everything that can fail before money is spent, in that order (R3, PROTOCOL §7, issue 14):
     unknown key -> missing API key -> no price for a paid endpoint -> unreachable endpoint -> an
@@ -424,7 +487,7 @@ def prepare_system(
     client = clients.get(parsed.slug) if parsed.slug is not None else None
     if client is not None:
         try:
-            estimate = estimate_run(system, items)
+            estimate = estimate_run(system, items * repeats)  # every repeat is paid for
             client.check()
             # Probed on loopback only, where a request is free; a paid router's models are known to call tools.
             if parsed.tool_calls and client.config.is_local and not client.supports_tool_calls():

@@ -2,7 +2,7 @@
 
 import json
 
-from chpit_assets.defs.report.assets import collect_scored
+from chpit_assets.report.collect import collect_scored
 
 
 def write(path, lines):

@@ -107,7 +107,14 @@ def test_headline_numbers_are_exact():
         0.0,
         100.0,
     )
-    assert report["date_sensitive"]["de"] == {"items": 4, "known": 4, "date_sensitive": 2, "date_sensitive_pct": 50.0}
+    assert report["date_sensitive"]["de"] == {
+        "lang": "de",
+        "items": 4,
+        "known": 4,
+        "date_sensitive": 2,
+        "date_sensitive_pct": 50.0,
+        "ci": {"date_sensitive": {"low": 15.0039, "high": 84.9961, "method": "wilson"}},  # Wilson 2/4
+    }
 
 
 def test_rows_per_language_system_kind_plus_all_with_the_gold_is_current_split():
@@ -151,8 +158,16 @@ def test_markdown_has_exactly_the_cards_columns_and_rows():
         "recite-easy: correct %",
         "errors",
     )
-    assert "| m/pit | 6 | 66.7 | 16.7 | 16.7 | 66.7 | 50.0 / 100.0 / – | 66.7 | 1 |" in md
-    assert "| recite | 6 | 50.0 | 33.3 | 16.7 | 0.0 | 0.0 / 0.0 / – | 100.0 | 0 |" in md
+    # Every share with its Wilson interval (each item is its own change here): 4/6 -> 30.0-90.3,
+    # 1/6 -> 3.0-56.4, 2/3 -> 20.8-93.9, 1/2 -> 9.5-90.5, 1/1 -> 20.7-100.
+    assert (
+        "| m/pit | 6 | 66.7 [30.0–90.3] | 16.7 [3.0–56.4] | 16.7 [3.0–56.4] | 66.7 [20.8–93.9] "
+        "| 50.0 [9.5–90.5] / 100.0 [20.7–100.0] / – | 66.7 [20.8–93.9] | 1 |" in md
+    )
+    assert (
+        "| recite | 6 | 50.0 [18.8–81.2] | 33.3 [9.7–70.0] | 16.7 [3.0–56.4] | 0.0 [0.0–56.1] "
+        "| 0.0 [0.0–65.8] / 0.0 [0.0–79.3] / – | 100.0 [43.9–100.0] | 0 |" in md
+    )
 
 
 def test_files_are_deterministic_standalone_and_atomic(tmp_path):

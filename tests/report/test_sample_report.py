@@ -10,8 +10,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from chpit_assets.defs.report.assets import collect_scored
 from chpit_assets.report import results_tables, summary
+from chpit_assets.report.collect import collect_scored
 from tests.dagster_defs import defs_for, run_benchmark
 from tests.runs.conftest import TODAY, build_sample
 

@@ -263,13 +263,10 @@ RUN_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_resume_after_a_killed_run_never_reasks_an_answered_item(sample, tmp_path, scripted):
-    """Kill a run in a subprocess while its 4th request is in flight, restart, count server hits.
-
-    Once flaky because the worker thread asked item 4 while the main thread was still writing
-    item 3's line; now each worker fsyncs its line before it starts its next call, so when the 4th
-    request arrives the first three lines are on disk, whatever the machine's load."""
-    items = _items(sample, 6)
+def kill_during_request(scripted, tmp_path, items: list[dict], request: int, run_args: str = ""):
+    """Run `items` (RUN_SCRIPT, `run_args` added to its run_items call) in a subprocess and kill -9
+    it while its `request`-th request is in flight; later requests are answered with a text naming
+    the question and the request's number. Returns (server, run log)."""
     items_path = tmp_path / "items.jsonl"
     items_path.write_text("".join(json.dumps(i) + "\n" for i in items))
     out = tmp_path / "results" / "scripted" / "closed" / "de.jsonl"
@@ -277,23 +274,34 @@ def test_resume_after_a_killed_run_never_reasks_an_answered_item(sample, tmp_pat
     first_run = {"on": True}
 
     def respond(body):
-        if first_run["on"] and len(server.hits) == 4:
+        if first_run["on"] and len(server.hits) == request:
             in_flight.set()
             hold.wait(10)  # never answered: the process dies first
             return 503, "gone"
-        return 200, completion(f"answer to {_question_id(body)}")
+        return 200, completion(f"answer {len(server.hits)} to {_question_id(body)}")
 
     server = scripted(respond)
     script = tmp_path / "run.py"
-    script.write_text(RUN_SCRIPT)
+    script.write_text(RUN_SCRIPT.replace("workers=1)", f"workers=1{run_args})"))
     proc = subprocess.Popen([sys.executable, str(script), server.base_url, str(items_path), str(out)], cwd=ROOT)
     try:
-        assert in_flight.wait(30), "the subprocess never reached its 4th request"
-        proc.kill()
+        assert in_flight.wait(30), f"the subprocess never reached its request {request}"
+        proc.kill()  # SIGKILL: no handler runs
         proc.wait(10)
     finally:
         first_run["on"] = False
         hold.set()
+    return server, out
+
+
+def test_resume_after_a_killed_run_never_reasks_an_answered_item(sample, tmp_path, scripted):
+    """Kill a run in a subprocess while its 4th request is in flight, restart, count server hits.
+
+    Once flaky because the worker thread asked item 4 while the main thread was still writing
+    item 3's line; now each worker fsyncs its line before it starts its next call, so when the 4th
+    request arrives the first three lines are on disk, whatever the machine's load."""
+    items = _items(sample, 6)
+    server, out = kill_during_request(scripted, tmp_path, items, 4)
     answered_before = set(load_log(out))
     assert len(answered_before) == 3
 

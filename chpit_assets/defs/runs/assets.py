@@ -29,6 +29,9 @@ from chpit_assets.runs.runner import (
     prepare_system,
     read_jsonl,
     read_log,
+    repeat_of,
+    repeats_path,
+    repeats_view,
     results_path,
     run_items,
     scored_path,
@@ -82,6 +85,9 @@ class ModelEndpoint(dg.ConfigurableResource):
     # R3's published settings; a small local model may ramble to the limit, so local runs often lower it.
     max_tokens: int = 8192
     retry_max_tokens: int = 16384
+    # The model's training cutoff, ISO date (issue 25): recorded in every receipt for the report's
+    # cutoff split; empty = unknown (no split).
+    cutoff: str = ""
 
     def resolved_base_url(self) -> str:
         if self.base_url_env:
@@ -90,6 +96,14 @@ class ModelEndpoint(dg.ConfigurableResource):
                 raise dg.Failure(f"model endpoint: ${self.base_url_env} (base_url_env) is unset or empty")
             return url
         return self.base_url
+
+    def checked_cutoff(self) -> str | None:
+        if not self.cutoff:
+            return None
+        try:
+            return date.fromisoformat(self.cutoff).isoformat()
+        except ValueError:
+            raise dg.Failure(f"model endpoint: cutoff {self.cutoff!r} is not an ISO date (YYYY-MM-DD)") from None
 
     def settings(self) -> dict:
         """The run report's settings (PROTOCOL §8)."""
@@ -114,6 +128,7 @@ class ModelEndpoint(dg.ConfigurableResource):
             reasoning_effort=self.reasoning_effort or None,
             price_input_per_mtok=self.price_input_per_mtok,
             price_output_per_mtok=self.price_output_per_mtok,
+            cutoff=self.checked_cutoff(),
         )
         base_url = self.resolved_base_url()
         if base_url:
@@ -143,6 +158,8 @@ class RunsConfig(dg.ConfigurableResource):
     sample_per_lang: int = 0  # PROTOCOL §6: N items per language (the published agentic rows: 100); 0 = all
     limit: int = 0  # the first N items (by id) of that, for a quick look; 0 = all
     today: str = ""  # ISO date the tools treat as today (recite, current); empty = the real date
+    # Model systems only: ask every item this many times (issue 25); repeat 0 alone feeds the published files.
+    repeats: int = 1
 
 
 def _tools(chpit: ChpitStore, today: str) -> PitTools:
@@ -167,7 +184,8 @@ def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings:
         if path.name.count(".") == 1 and parse_system_key(key).mode == mode:
             logs.setdefault(key, []).append(path)
     for key, paths in sorted(logs.items()):
-        lines = [line for path in paths for line in read_log(path)]
+        # Repeat 0 only: asking more repeats leaves the published run report as it was (issue 25).
+        lines = [line for path in paths for line in read_log(path) if repeat_of(line) == 0]
         items = [
             item
             for path in paths
@@ -206,10 +224,17 @@ def _refuse_unconfirmed_spend(config: EndpointConfig | None, confirm: bool, syst
 
 
 def score_partition(chpit: ChpitStore, system_key: str, lang: str) -> tuple[list[dict], list[str]]:
-    """Write `{lang}.scored.jsonl` (the report's input) from the run log; returns (lines, missing ids)."""
+    """Write `{lang}.scored.jsonl` (the report's input) from the run log, and `{lang}.repeats.jsonl`
+    when the log holds more than one repeat; returns (lines, missing ids) of repeat 0."""
     items = _core_items(chpit, lang)
-    lines, missing = scored_view(items, load_log(results_path(chpit.results_dir, system_key, lang)), system_key)
+    log = results_path(chpit.results_dir, system_key, lang)
+    lines, missing = scored_view(items, load_log(log), system_key)
     write_jsonl_atomic(scored_path(chpit.results_dir, system_key, lang), lines)
+    every = repeats_view(items, log, system_key)
+    if every:
+        write_jsonl_atomic(repeats_path(chpit.results_dir, system_key, lang), every)
+    else:
+        repeats_path(chpit.results_dir, system_key, lang).unlink(missing_ok=True)
     return lines, missing
 
 
@@ -277,26 +302,41 @@ def results(
     tools = _tools(chpit, runs.today)
     path = results_path(chpit.results_dir, system_key, lang)
     parsed = parse_system_key(system_key)
+    if runs.repeats < 1:
+        raise dg.Failure(f"runs config: repeats must be >= 1, got {runs.repeats}")
+    repeats = runs.repeats if parsed.slug is not None else 1  # a lookup answers the same every time
     if parsed.slug is None:
         # oracle and recite cost nothing and answer from the current store: never resume stale answers.
         path.unlink(missing_ok=True)
     with model.endpoints(parsed.slug) as endpoints:
         _refuse_unconfirmed_spend(endpoints.get(parsed.slug or ""), model.confirm, system_key)
         system = prepare_system(
-            system_key, items, tools=tools, endpoints=endpoints, confirm=model.confirm, echo=context.log.warning
+            system_key,
+            items,
+            tools=tools,
+            endpoints=endpoints,
+            confirm=model.confirm,
+            echo=context.log.warning,
+            repeats=repeats,
         )
         try:
             # One shared connection suits the lookup-only systems; a model run can last hours and must
             # not hold the store open against the nightly build's writers, so each tool call opens its own.
             with tools.session() if parsed.slug is None else nullcontext():
                 summary = run_items(
-                    system, items, path, workers=model.workers, retry_errors=runs.retry_errors, new_run=runs.new_run
+                    system,
+                    items,
+                    path,
+                    workers=model.workers,
+                    retry_errors=runs.retry_errors,
+                    new_run=runs.new_run,
+                    repeats=repeats,
                 )
         finally:
             client = getattr(system, "client", None)
             if client is not None:
                 client.close()
-    status = log_status(items, load_log(path))
+    status = log_status(items, path, repeats)
     # §8's run reports are the published runs' (recite and the model modes); the oracle and our
     # model-free systems have none.
     if parsed.run_report:
