@@ -1,5 +1,6 @@
 """Issue 18 acceptance with the real daemon, started from another directory (18.3): the new-edition
-sensor's tick launches the nightly job for French, which carries the new edition to the publication."""
+sensor's tick requests one backfill for French, which the daemon carries to the publication (issue 22.2):
+every stage a run of the code location's asset job, launched by the daemon, tagged with the backfill."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from chpit_assets.orchestration.backfill import DONE, runs_of
+from chpit_assets.orchestration.stages import stage_of
 from tests.ops_schedule.nightly_project import DSG_FR_2023, copy_project, items, published_ids, run, set_edition
 
 from .conftest import Spawn
@@ -48,24 +51,23 @@ def test_the_sensor_tick_publishes_a_new_french_edition_through_the_daemon(
     )
 
     with dg.DagsterInstance.from_config(base_env["DAGSTER_HOME"]) as instance:
-        deadline = time.monotonic() + 420
+        deadline = time.monotonic() + 600
 
-        def nightly_runs():
-            return [
-                r
-                for r in instance.get_runs()
-                if r.job_name == "nightly" and r.tags.get("chpit/trigger") == "new_edition"
-            ]
+        def sensor_backfills():
+            return [b for b in instance.get_backfills() if b.tags.get("chpit/trigger") == "sensor"]
 
-        while not any(r.is_finished for r in nightly_runs()):
+        while not any(b.status in DONE for b in sensor_backfills()):
             assert daemon.popen.poll() is None, daemon.output()[-4000:]
-            assert time.monotonic() < deadline, f"no nightly run finished: {[r.status for r in nightly_runs()]}"
+            assert time.monotonic() < deadline, f"no backfill finished: {[b.status for b in sensor_backfills()]}"
             time.sleep(1)
-        [launched] = nightly_runs()
-        assert launched.status == dg.DagsterRunStatus.SUCCESS, daemon.output()[-4000:]
+        [launched] = sensor_backfills()
+        assert launched.status.value == "COMPLETED_SUCCESS", daemon.output()[-4000:]
         # An edition older than the act's latest is reported as a change of the act, not a new edition.
         assert (launched.tags["chpit/acts"], launched.tags["chpit/editions"]) == ("cc-2022-491", "")
-        stages = [r for r in instance.get_runs() if r.tags.get("chpit/parent") == launched.run_id]
+        stages = runs_of(instance, launched.backfill_id)
         assert {r.status for r in stages} == {dg.DagsterRunStatus.SUCCESS} and len(stages) >= 4
+        # Launched by the daemon through the code location: every run knows its job and where it came from.
+        assert all(r.remote_job_origin is not None and r.job_name == "__ASSET_JOB" for r in stages)
+        assert {stage_of(r) for r in stages} >= {"build [fr]", "oracle [fr]", "report, publish_gate, hf_dataset"}
     french = items(project, "fr", "235.1")
     assert french and {i["id"] for i in french} <= published_ids(project, "fr")

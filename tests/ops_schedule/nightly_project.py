@@ -34,10 +34,11 @@ systems.OracleSystem.answer = _wrong
 
 
 def copy_project(dest: Path) -> Path:
-    """dest/ with the code, the instance file, the workspace and the sample; .venv is this interpreter's."""
+    """dest/ with the code, the instance file, the workspace, the project file (its [tool.dg]) and the sample;
+    .venv is this interpreter's."""
     for name in ("chpit_assets", "chpit_scorer"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("dagster.yaml", "workspace.yaml"):
+    for name in ("dagster.yaml", "workspace.yaml", "pyproject.toml"):
         shutil.copy(ROOT / name, dest / name)
     shutil.copytree(ROOT / "data" / "fedlex-sample", dest / "data" / "fedlex-sample")
     (dest / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)

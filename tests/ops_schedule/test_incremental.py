@@ -12,7 +12,7 @@ from chpit_assets.bench.frozen import changed_items, load_frozen, record_publish
 from chpit_assets.corpus.schema import version_id_for
 from chpit_assets.defs.bench import assets as bench
 from chpit_assets.defs.fedlex import assets as fedlex_assets
-from chpit_assets.defs.ops.jobs import build_job, build_report_job
+from chpit_assets.defs.ops.jobs import build_job
 from chpit_assets.defs.ops.sensors import ACTS_TAG, new_edition_sensor
 from chpit_assets.defs.partitions import register_langs
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
@@ -51,7 +51,7 @@ def test_one_new_edition_costs_one_download_and_one_parse_and_reaches_items_and_
             bench.core_split,
             bench.build_report,
         ],
-        jobs=[build_job, build_report_job],
+        jobs=[build_job],
         resources={"chpit": chpit, "fedlex": fedlex},
     )
 
@@ -60,14 +60,18 @@ def test_one_new_edition_costs_one_download_and_one_parse_and_reaches_items_and_
         result = defs.resolve_job_def("build").execute_in_process(
             run_config=config, instance=instance, partition_key="de", tags=tags
         )
-        report = defs.resolve_job_def("build_report_job").execute_in_process(
-            run_config={**QUIET, "ops": {"build_report": {"config": {"build_date": "2026-09-04"}}}}, instance=instance
+        report = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+            run_config={**QUIET, "ops": {"build_report": {"config": {"build_date": "2026-09-04"}}}},
+            instance=instance,
+            asset_selection=[bench.build_report.key],
         )
         assert result.success and report.success
         return result, json.loads((data / "build" / "build-report.json").read_text())
 
     def tick(instance: dg.DagsterInstance) -> dg.SensorResult:
-        with dg.build_sensor_context(instance=instance, resources={"fedlex": fedlex, "chpit": chpit}) as context:
+        with dg.build_sensor_context(
+            instance=instance, resources={"fedlex": fedlex, "chpit": chpit}, repository_def=defs.get_repository_def()
+        ) as context:
             return new_edition_sensor(context)
 
     with dg.instance_for_test() as instance:
