@@ -10,7 +10,7 @@ domain function is called (`validate.duplicate_ids`, `frozen.changed_items`; the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from chpit_assets.bench.frozen import changed_items
@@ -38,6 +38,11 @@ CRITICAL_CHECKS: dict[str, str] = {
     "texts_not_empty": "Every item has a non-empty question, gold.text and distractor.text.",
     "schema_exact": "Every item has exactly the card's fields, in order, with the card's types.",
     "no_synthetic_acts": "No item comes from a synthetic act (synthetic ELI host or SR range).",
+    "editions_all_parsed": "Every catalog edition with a file was parsed from its current file in the last "
+    "ingest: none failed or was refused (download, validate, parse, cache), none is on its last good file.",
+    "system_lines_clean": "No scored result line of any system records an error.",
+    "recite_stamped": "Every item to publish carries its recite stamp (recite_label and recite_as_of) "
+    "from a scored, error-free recite line.",
 }
 
 
@@ -179,9 +184,16 @@ def _synthetic(lang: str, items: list[dict]) -> list[str]:
     return out
 
 
+def _unstamped(lang: str, items: list[dict]) -> list[str]:
+    missing = [i.get("id") for i in items if i.get("recite_label") is None or i.get("recite_as_of") is None]
+    return [f"{lang}: {item_id}: no recite stamp (no recite line, or an errored one)" for item_id in missing]
+
+
 def evaluate_gate(
     candidate: Candidate,
     *,
+    failed_editions: Sequence[str],
+    errored_lines: Sequence[str],
     oracle_failures: list[str],
     oracle_scored_ids: Mapping[str, set[str]],
     published_oracle: OracleCheck,
@@ -191,7 +203,9 @@ def evaluate_gate(
 ) -> GateReport:
     """Every CRITICAL check over the candidate, in `CRITICAL_CHECKS` order.
 
-    `oracle_failures`: the runs' `oracle_failures` reasons; `oracle_scored_ids`: per language the ids
+    `failed_editions`, `errored_lines`: what `whole_build` found in the store and the results
+    (issue 23 item 4: only a whole, clean build is published); `oracle_failures`: the runs'
+    `oracle_failures` reasons; `oracle_scored_ids`: per language the ids
     the oracle scored (so the published core is exactly what it proved); `published_oracle`: the
     gate's own oracle over this candidate's items (`oracle.oracle_check`); `frozen`: the B18 record
     per language; `previous_acts`: per language {act_id: (label, items)} of the live publication."""
@@ -201,6 +215,8 @@ def evaluate_gate(
     if published_oracle.checked != {lang: content_hash(items) for lang, items in candidate.items.items()}:
         found["oracle_published"].append("the oracle looked up other items than this candidate's")
     found["item_counts_in_bounds"], changes = _counts(candidate, previous_acts, bounds)
+    found["editions_all_parsed"] = list(failed_editions)
+    found["system_lines_clean"] = list(errored_lines)
     for lang, items in candidate.items.items():
         keyed = _keyed(items)
         found["ids_unique"] += [f"{lang}: {i}: duplicate id" for i in duplicate_ids(keyed)]
@@ -210,6 +226,7 @@ def evaluate_gate(
         found["texts_not_empty"] += _empty_texts(lang, keyed)
         found["schema_exact"] += [f"{lang}: {e}" for e in schema_errors(items)]
         found["no_synthetic_acts"] += _synthetic(lang, keyed)
+        found["recite_stamped"] += _unstamped(lang, keyed)
     return GateReport(
         candidate.digest(),
         [CheckOutcome(name, found[name]) for name in CRITICAL_CHECKS],
