@@ -177,6 +177,8 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
             return f"{name} must be >= {low}, got {value}"
     if not args.timeout > 0:
         return f"--timeout must be > 0 seconds, got {args.timeout}"
+    if args.sr_numbers.strip() and args.source != "live":
+        return "--sr-numbers selects acts of live Fedlex: it needs --source live (the sample has only its own acts)"
     return ""
 
 

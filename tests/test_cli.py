@@ -133,6 +133,8 @@ def test_the_default_languages_are_the_published_ones(capsys):
                 workers=1,
                 max_tokens=8192,
                 timeout=1.0,
+                source="sample",
+                sr_numbers="",
             ),
             list(BENCH_LANGS),
             ["oracle"],
@@ -296,3 +298,9 @@ def test_the_nightly_job_never_starts_a_model_system():
     assert not result.success
     [failure] = result.get_step_failure_events()
     assert "never starts a model system" in failure.step_failure_data.user_failure_data.description
+
+
+def test_sr_numbers_with_the_sample_source_is_refused_before_anything_runs(capsys):
+    """Issue 23 item 8: the sample has its own acts; a restriction to SR numbers was silently ignored."""
+    assert main(["run", "--sr-numbers", "235.1", "--systems", "oracle"]) == 2
+    assert "--sr-numbers selects acts of live Fedlex: it needs --source live" in capsys.readouterr().err
