@@ -51,6 +51,7 @@ def gate(
     oracle=None,
     failed_editions=(),
     errored_lines=(),
+    unstamped=(),
 ):
     """`previous`: the live publication's items per language (their per-act counts are what the gate sees)."""
     scored = scored if scored is not None else {lang: {i["id"] for i in candidate.core(lang)} for lang in LANGS}
@@ -58,6 +59,7 @@ def gate(
         candidate,
         failed_editions=failed_editions,
         errored_lines=errored_lines,
+        unstamped=unstamped,
         oracle_failures=list(failures),
         oracle_scored_ids=scored,
         published_oracle=oracle or checked(candidate),
@@ -194,6 +196,7 @@ def test_a_language_may_lose_at_most_min_share_or_items(before, lost, share, cap
         candidate,
         failed_editions=[],
         errored_lines=[],
+        unstamped=[],
         oracle_failures=[],
         oracle_scored_ids={},
         published_oracle=checked(candidate),

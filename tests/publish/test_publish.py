@@ -153,7 +153,7 @@ def _unstamped(data) -> str:
     path = data / "results" / "recite" / "de.scored.jsonl"
     first, *rest = path.read_text().splitlines(keepends=True)
     path.write_text("".join(rest))
-    return f"de: {json.loads(first)['id']}: no recite stamp"
+    return f"de: {json.loads(first)['id']}: no recite line, so no recite stamp"
 
 
 def _failed_new_edition(data) -> str:
