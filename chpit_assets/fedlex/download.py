@@ -17,13 +17,13 @@ file (at worst one without its index row, fetched again next time), never a part
 under a final name. A re-run finds each URL in the index and downloads nothing it already has.
 
 Trust the bytes, not the index (issue 23 item 1): a cached file is read for a parse through
-`EditionCache.read_verified`, which checks it against the digest it is named by. A file that
+`read_verified`, which checks it against the digest it is named by. A file that
 changed on disk (bit rot, an edit) is moved aside as `<sha256>.xml.corrupt` and is never parsed;
 `EditionDownloader.refetch` then fetches the edition again (and validates it like any download),
 and where that fails the edition fails, naming the file. An index that is not a readable SQLite
 database is moved aside as `index.sqlite.corrupt` and rebuilt from the content files: each file's
 digest is checked and its own identity (consolidation, language) read, and a catalog edition
-whose URL has no row finds its file by that identity (`_recovered`).
+whose URL has no row finds its file by that identity (`EditionCache.recovered`).
 
 A file is accepted only if it parses as XML with root <akomaNtoso>, is a
 consolidation, and its own SR number, edition date and language are the ones the
