@@ -231,6 +231,8 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
             return f"{name} must be >= {low}, got {value}"
     if not args.timeout > 0:
         return f"--timeout must be > 0 seconds, got {args.timeout}"
+    if args.sr_numbers.strip() and args.source != "live":
+        return "--sr-numbers selects acts of live Fedlex: it needs --source live (the sample has only its own acts)"
     from chpit_assets.runs.options import check_model_options
 
     return check_model_options(args, systems)

@@ -156,6 +156,8 @@ def test_the_default_languages_are_the_published_ones(capsys):
                 timeout=1.0,
                 repeats=1,
                 cutoff="",
+                source="sample",
+                sr_numbers="",
             ),
             list(BENCH_LANGS),
             ["oracle"],
@@ -304,3 +306,38 @@ def test_a_paid_endpoint_without_confirmation_prints_the_estimate_and_exits_2_be
     assert "build [de]: ok" in done.stdout and "gpt/closed [de]: FAILED" in done.stdout
     assert "report, publish_gate" not in done.stdout  # nothing after the refusal
     assert "Traceback" not in done.stderr
+
+
+def test_sr_numbers_with_the_sample_source_is_refused_before_anything_runs(capsys):
+    """Issue 23 item 8: the sample has its own acts; a restriction to SR numbers was silently ignored."""
+    assert main(["run", "--sr-numbers", "235.1", "--systems", "oracle"]) == 2
+    assert "--sr-numbers selects acts of live Fedlex: it needs --source live" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_cached_edition_edited_on_disk_is_never_published(tmp_path):
+    """Issue 23 item 1, end to end: a cached file edited on disk, then a re-parse (the store deleted).
+    Before, the edited word reached the published gold text with exit 0."""
+    import hashlib
+
+    first = run_cli(tmp_path, "--systems", "oracle,recite")
+    assert first.returncode == 0, first.stdout + first.stderr
+    published = {p: p.read_bytes() for p in sorted((tmp_path / "data/publish").rglob("*")) if p.is_file()}
+    april = (SAMPLE / "cc-2022-491" / "20250401-de.xml").read_bytes()
+    cached = tmp_path / "data/cache/sha256" / hashlib.sha256(april).hexdigest()[:2]
+    cached = cached / f"{hashlib.sha256(april).hexdigest()}.xml"
+    word = "Der EDÖB kann die Meldung".encode()
+    assert april.count(word) == 1
+    cached.write_bytes(april.replace(word, "Der EDÖB kann die MELDUNG".encode()))
+    for store_file in (tmp_path / "data").glob("chpit.duckdb*"):
+        store_file.unlink()
+    second = run_cli(tmp_path, "--systems", "oracle,recite")
+    assert second.returncode != 0, second.stdout + second.stderr
+    assert "editions_all_parsed" in second.stderr and f"cached file {cached}" in second.stderr  # the cause, named
+    assert {p: p.read_bytes() for p in published} == published  # the publication stayed as it was
+    assert all(b"MELDUNG" not in p.read_bytes() for p in (tmp_path / "data/build").glob("*.jsonl"))
+    assert not cached.exists() and cached.with_name(cached.name + ".corrupt").exists()
+    # The file was moved aside, so the next run copies the sample file again: the same publication.
+    third = run_cli(tmp_path, "--systems", "oracle,recite")
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert {p: p.read_bytes() for p in published} == published

@@ -30,3 +30,20 @@ class IdentityMismatch(AknError):
     """The file's own SR number, edition date or language disagree with the catalog."""
 
     stage = "validate"
+
+
+class NotVerbatim(AknError):
+    """A construct whose text the parser would not keep verbatim (a DOCTYPE, an entity declaration,
+    a processing instruction): the file is refused rather than published with words missing."""
+
+    stage = "validate"
+
+
+class TooLarge(AknError):
+    """The file is over the documented size limit (`identity.MAX_EDITION_BYTES`)."""
+
+    stage = "validate"
+
+
+class EmptyArticle(AknError):
+    """An article with wording (paragraphs, a table, ...) whose extracted text is empty."""

@@ -14,7 +14,7 @@ from datetime import date
 
 from lxml import etree
 
-from .errors import IdentityMismatch, NotAConsolidation, NotXml
+from .errors import IdentityMismatch, NotAConsolidation, NotVerbatim, NotXml, TooLarge
 
 AKN_NS = "http://docs.oasis-open.org/legaldocml/ns/akn/3.0"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
@@ -36,6 +36,11 @@ class EditionIdentity:
     generator: str | None = None  # FRBRManifestation/FRBRformat/@fedlex:generator: the build that wrote the file
 
 
+MAX_EDITION_BYTES = 64 * 1024 * 1024
+"""The largest edition file accepted (docs/limits.md). Fedlex's largest consolidation, the Code of
+Obligations, is about 2.1 MB in German; 64 MiB leaves room for any real act and bounds the memory
+one hostile file can take (the parse holds the tree, the flattened text and the articles at once)."""
+
 # libxml2's nesting limit with XML_PARSE_HUGE (xmlParserMaxDepth's huge value); 256 without it.
 _DEPTH_LIMIT = 2048
 
@@ -56,7 +61,10 @@ def _parser() -> etree.XMLParser:
 
 
 def parse_xml(data: bytes, where: str) -> etree._Element:
-    """Parse bytes into the root element, or raise NotXml naming `where`."""
+    """Parse bytes into the root element, or raise NotXml naming `where` (TooLarge, NotVerbatim: see
+    `_refuse_unverbatim`)."""
+    if len(data) > MAX_EDITION_BYTES:
+        raise TooLarge(where, f"{len(data)} bytes, over the limit of {MAX_EDITION_BYTES} bytes for one edition file")
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
@@ -75,7 +83,38 @@ def parse_xml(data: bytes, where: str) -> etree._Element:
         raise NotXml(where, "an HTML page, not AKN XML (Fedlex answers a bad filestore path with one, HTTP 200)")
     if etree.QName(root).localname != "akomaNtoso":
         raise NotAConsolidation(where, f"root element is <{etree.QName(root).localname}>, expected <akomaNtoso>")
+    _refuse_unverbatim(root, data, where)
     return root
+
+
+def _refuse_unverbatim(root: etree._Element, data: bytes, where: str) -> None:
+    """Raise NotVerbatim for what the text extraction would not keep verbatim (issue 23 item 2).
+
+    Entities are never expanded (resolve_entities=False), and an entity reference left in the tree
+    has no text of its own to the stylesheet: its words would silently be missing. Entities exist
+    only with a DOCTYPE (an undeclared one is a well-formedness error), so any DOCTYPE is refused,
+    naming the entities it declares. A processing instruction inside the document has no text to
+    the stylesheet either; Fedlex writes none (the shipped sample has only the XML declaration).
+    Comments are stripped at parse and the text around them is kept as is; CDATA becomes text."""
+    docinfo = root.getroottree().docinfo
+    dtd = docinfo.internalDTD
+    if dtd is not None or docinfo.doctype:
+        entities = sorted(e.name for e in dtd.iterentities()) if dtd is not None else []
+        declared = f", declaring the entities {', '.join(entities)}" if entities else ""
+        raise NotVerbatim(
+            where,
+            f"has a DOCTYPE ({docinfo.doctype or 'internal subset'}){declared}: entity text would not be kept "
+            "verbatim, so the file is refused (Fedlex editions have none)",
+        )
+    # The byte search rules PIs out for nearly every file; the XML declaration is not a PI.
+    if data.find(b"<?", 2) != -1:
+        pi = next(root.iter(etree.ProcessingInstruction), None)
+        if pi is not None:
+            raise NotVerbatim(
+                where,
+                f"has a processing instruction <?{pi.target} ...?> at line {pi.sourceline}: its content is "
+                "not text to the parser, so the file is refused (Fedlex editions have none)",
+            )
 
 
 def read_identity(root: etree._Element, where: str) -> EditionIdentity:

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from .errors import AknError
+from .errors import AknError, EmptyArticle
 from .identity import EditionIdentity, parse_xml, read_identity
 
 PARSER_VERSION = "3"
@@ -153,13 +153,18 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
         if not e_id:
             raise AknError(where, "an <article> without eId")
         occurrence = seen[e_id] = seen.get(e_id, 0) + 1
+        text = _lines(body)
+        # A repealed article is only a number (and a footnote): its empty text is data. One with blocks
+        # (the stylesheet wrote a line separator for each) whose text came out empty lost its wording.
+        if not text and _LINE in body:
+            raise EmptyArticle(where, f"article {e_id} (occurrence {occurrence}) has content but no text")
         articles.append(
             Article(
                 e_id=e_id,
                 occurrence=occurrence,
                 article_number=_article_number(num.strip(), e_id),
                 heading=heading.strip() or None,
-                text=_lines(body),
+                text=text,
             )
         )
     if not articles:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -27,6 +27,7 @@ from chpit_assets.akn.errors import AknError
 from chpit_assets.akn.parser import PARSER_VERSION, parse_edition
 from chpit_assets.faults import kill_point
 from chpit_assets.fedlex.catalog import Catalog, CatalogAct, CatalogEdition
+from chpit_assets.fedlex.download import CacheCorrupt, read_verified
 from chpit_assets.markdown import table
 
 from .schema import act_id_for, version_id_for
@@ -143,11 +144,24 @@ ARTICLE_BATCH = 50_000
 """Articles inserted per statement: bounds memory to one batch, not one language's whole text."""
 
 
-def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[FetchedEdition]) -> IngestReport:
+Refetch = Callable[[CatalogEdition], FetchedEdition]
+
+
+def store_editions(
+    store: Store,
+    catalog: Catalog,
+    lang: str,
+    fetched: Sequence[FetchedEdition],
+    *,
+    refetch: Refetch | None = None,
+) -> IngestReport:
     """Parse what was fetched for `lang` and replace that language's rows in the store atomically.
 
     One transaction: a failure anywhere leaves the previous rows. Editions whose file and parser
     version are unchanged keep their stored articles; the rest are parsed and inserted in batches.
+    Every file is checked against its sha256 as it is read for a parse (issue 23 item 1); one that
+    changed in the cache is fetched again with `refetch` (live), or without it fails at stage
+    'cache' naming the file (it was moved aside, so the next run fetches it anew).
     """
     catalog = catalog.for_lang(lang)
     report = IngestReport(lang=lang, acts=len(catalog.acts), editions=len(catalog.editions))
@@ -202,10 +216,10 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
         for row, act, edition, got, last_good in to_parse:
             where = f"SR {act.sr_number} {edition.consolidation} [{lang}] {edition.file_url}"
             try:
-                if got.path is None:  # to_parse holds usable editions only, which have a file
-                    raise OSError(f"{where}: no file")
-                parsed = parse_edition(got.path.read_bytes(), where)
-            except (AknError, OSError) as exc:
+                data, got = _read_for_parse(got, edition, refetch, where)
+                row["sha256"] = got.sha256
+                parsed = parse_edition(data, where)
+            except (AknError, OSError, CacheCorrupt) as exc:
                 _fail(report, row, act, edition, getattr(exc, "stage", "parse"), str(exc), last_good)
                 continue
             names = (parsed.identity.names.get(lang), parsed.identity.short_forms.get(lang))
@@ -266,6 +280,23 @@ def store_editions(store: Store, catalog: Catalog, lang: str, fetched: Sequence[
     report.articles = sum(r["n_articles"] or 0 for r in version_rows if r["stage"] == PARSED)
     report.data_version = data_version(version_rows)
     return report
+
+
+def _read_for_parse(
+    got: FetchedEdition, edition: CatalogEdition, refetch: Refetch | None, where: str
+) -> tuple[bytes, FetchedEdition]:
+    """The edition's bytes, verified against their sha256, and what they were read from."""
+    if got.path is None or got.sha256 is None:  # to_parse holds usable editions only, which have a file
+        raise OSError(f"{where}: no file")
+    try:
+        return read_verified(got.path, got.sha256), got
+    except CacheCorrupt as corrupt:
+        if refetch is None:
+            raise
+        again = refetch(edition)
+        if again.stage not in USABLE_STAGES or again.path is None or again.sha256 is None:
+            raise OSError(f"{where}: {corrupt}; fetching it again failed: {again.error}") from None
+        return read_verified(again.path, again.sha256), again
 
 
 def content_digest(articles, title: str | None, short_form: str | None) -> str:

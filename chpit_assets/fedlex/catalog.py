@@ -20,6 +20,11 @@ LANGS: tuple[str, ...] = ("de", "fr", "it", "en", "rm")
 EU_LANGUAGE_CODES: dict[str, str] = {"DEU": "de", "FRA": "fr", "ITA": "it", "ENG": "en", "ROH": "rm"}
 
 
+MAX_CATALOG_BYTES = 128 * 1024 * 1024
+"""The largest catalog file read (docs/limits.md): the whole live catalog, every act in five
+languages, is some 20 MB as JSON."""
+
+
 class CatalogError(ValueError):
     """The catalog (live answer or sample file) is not what it should be."""
 
@@ -98,10 +103,36 @@ def _relative_file(name: str, catalog: Path, where: str) -> str:
     return name
 
 
+def check_editions(catalog: Catalog, source: str) -> Catalog:
+    """`catalog`, or a CatalogError naming act, language and dates (issue 23 item 2): an edition
+    ending before it starts, or two editions of one act in one language from the same day (a
+    point-in-time question would have two answers). Both sources call it on what they built."""
+    acts = {a.eli: a for a in catalog.acts}
+    seen: dict[tuple[str, str, date], CatalogEdition] = {}
+    for e in catalog.editions:
+        act = acts.get(e.act_eli)
+        name = f"act SR {act.sr_number} ({e.act_eli})" if act is not None else f"act {e.act_eli}"
+        if e.date_end_applicability is not None and e.date_end_applicability < e.date_applicability:
+            raise CatalogError(
+                f"{source}: {name} [{e.lang}] edition of {e.date_applicability}: it ends on "
+                f"{e.date_end_applicability}, before it starts"
+            )
+        earlier = seen.setdefault((e.act_eli, e.lang, e.date_applicability), e)
+        if earlier is not e:
+            raise CatalogError(
+                f"{source}: {name} [{e.lang}] has two editions applicable from {e.date_applicability} "
+                f"({earlier.consolidation} and {e.consolidation})"
+            )
+    return catalog
+
+
 def load_sample_catalog(sample_dir: Path) -> Catalog:
     """Read `catalog.json` of the shipped sample; file urls become `file://` urls of its files."""
     path = Path(sample_dir) / "catalog.json"
     try:
+        size = path.stat().st_size
+        if size > MAX_CATALOG_BYTES:
+            raise CatalogError(f"sample catalog {path}: {size} bytes, over the limit of {MAX_CATALOG_BYTES} bytes")
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise CatalogError(f"cannot read sample catalog {path}: {exc}") from exc
@@ -141,4 +172,4 @@ def load_sample_catalog(sample_dir: Path) -> Catalog:
                     sha256=e.get("sha256"),
                 )
             )
-    return Catalog(tuple(acts), tuple(editions))
+    return check_editions(Catalog(tuple(acts), tuple(editions)), str(path))

@@ -16,6 +16,15 @@ first, index row second: an interrupted run leaves either nothing or a complete,
 file (at worst one without its index row, fetched again next time), never a partial file
 under a final name. A re-run finds each URL in the index and downloads nothing it already has.
 
+Trust the bytes, not the index (issue 23 item 1): a cached file is read for a parse through
+`read_verified`, which checks it against the digest it is named by. A file that
+changed on disk (bit rot, an edit) is moved aside as `<sha256>.xml.corrupt` and is never parsed;
+`EditionDownloader.refetch` then fetches the edition again (and validates it like any download),
+and where that fails the edition fails, naming the file. An index that is not a readable SQLite
+database is moved aside as `index.sqlite.corrupt` and rebuilt from the content files: each file's
+digest is checked and its own identity (consolidation, language) read, and a catalog edition
+whose URL has no row finds its file by that identity (`EditionCache.recovered`).
+
 A file is accepted only if it parses as XML with root <akomaNtoso>, is a
 consolidation, and its own SR number, edition date and language are the ones the
 catalog promised (`chpit_assets.akn.identity`), and, where the catalog knows a
@@ -47,7 +56,7 @@ from ..akn.errors import AknError
 from ..akn.identity import check_identity, parse_xml, read_identity
 from ..files import write_atomic
 from ..retry import RetryPolicy
-from .catalog import Catalog, CatalogAct, CatalogEdition
+from .catalog import Catalog, CatalogAct, CatalogEdition, CatalogError
 from .http import (
     FedlexHttpError,
     FedlexHttpUser,
@@ -80,6 +89,31 @@ class DownloadResult:
         return Path(self.file) if self.file is not None else None
 
 
+class CacheCorrupt(ValueError):
+    """A cached file whose bytes no longer match the digest it was stored under (issue 23 item 1)."""
+
+    stage = "cache"
+
+    def __init__(self, path: str, expected: str, actual: str):
+        self.path = path
+        super().__init__(
+            f"cached file {path}: sha256 is {actual}, it was stored as {expected}; the file changed on disk "
+            f"and was moved aside to {path}.corrupt, so the next fetch of the edition downloads it again"
+        )
+
+
+def read_verified(path: str | Path, sha256: str) -> bytes:
+    """The bytes of a cached file, checked against the digest it was stored under. A mismatch
+    moves the file aside (so no later look-up finds it) and raises CacheCorrupt naming it."""
+    data = Path(path).read_bytes()
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != sha256:
+        os.replace(path, f"{path}.corrupt")
+        log.warning("cached file %s changed on disk (sha256 %s, stored as %s): moved aside", path, actual, sha256)
+        raise CacheCorrupt(str(path), sha256, actual)
+    return data
+
+
 class _Rejected(Exception):
     """One edition failed at `stage`; turned into a DownloadResult, never raised to the caller."""
 
@@ -110,6 +144,7 @@ class EditionCache:
         self._index = self.root / "index.sqlite"
         self._pending: list[tuple[str, str, str, str]] = []
         self._pending_lock = threading.Lock()
+        self._checked = False  # the index passed quick_check in this process
 
     def content_file(self, sha256: str) -> str:
         return f"{self._root}/sha256/{sha256[:2]}/{sha256}.xml"
@@ -120,22 +155,98 @@ class EditionCache:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """A connection of its own per call (threads and processes share the file, not a connection)."""
+        try:
+            con = self._open()
+        except sqlite3.DatabaseError as exc:  # "file is not a database", a torn header, ...
+            self._set_aside_index(exc)
+            con = self._open()
+        try:
+            yield con
+            con.commit()
+        finally:
+            con.close()
+
+    _SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS entry (url TEXT PRIMARY KEY, sha256 TEXT NOT NULL, "
+        "consolidation TEXT NOT NULL, lang TEXT NOT NULL)",
+        # Filled only by a rebuild: the content files by their own identity, for editions without a row.
+        "CREATE TABLE IF NOT EXISTS recovered (consolidation TEXT NOT NULL, lang TEXT NOT NULL, "
+        "sha256 TEXT NOT NULL, PRIMARY KEY (consolidation, lang, sha256))",
+    )
+
+    def _open(self) -> sqlite3.Connection:
         new = not self._index.exists()
         con = sqlite3.connect(self._index, timeout=60.0)
         try:
             con.execute("PRAGMA journal_mode=WAL")
             # WAL with NORMAL never corrupts; a row lost to a power cut only means one more fetch.
             con.execute("PRAGMA synchronous=NORMAL")
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS entry (url TEXT PRIMARY KEY, sha256 TEXT NOT NULL, "
-                "consolidation TEXT NOT NULL, lang TEXT NOT NULL)"
-            )
+            for statement in self._SCHEMA:
+                con.execute(statement)
+            if not self._checked:  # once per cache: a damaged page is found here, not mid-run
+                problem = con.execute("PRAGMA quick_check").fetchone()[0]
+                if problem != "ok":
+                    raise sqlite3.DatabaseError(f"quick_check: {problem}")
+                self._checked = True
             if new:
                 self._import_json_index(con)
-            yield con
-            con.commit()
-        finally:
+                con.commit()
+        except BaseException:
             con.close()
+            raise
+        return con
+
+    def _set_aside_index(self, exc: Exception) -> None:
+        """Move an unreadable index aside and rebuild it from the content files."""
+        with self._pending_lock:
+            aside = Path(f"{self._index}.corrupt")
+            if self._index.exists():
+                log.warning(
+                    "cache index %s is unreadable (%s): moved aside to %s, rebuilt from the files",
+                    self._index,
+                    exc,
+                    aside,
+                )
+                for suffix in ("", "-wal", "-shm"):
+                    try:
+                        os.replace(f"{self._index}{suffix}", f"{aside}{suffix}")
+                    except FileNotFoundError:  # no WAL, or another process moved it first
+                        pass
+            con = self._open()
+            try:
+                con.executemany("INSERT OR IGNORE INTO recovered VALUES (?, ?, ?)", self._identities())
+                con.commit()
+            finally:
+                con.close()
+
+    def _identities(self) -> Iterator[tuple[str, str, str]]:
+        """(consolidation, lang, sha256) of every content file whose bytes match its name."""
+        for folder, _, names in os.walk(Path(self._root, "sha256")):
+            for name in sorted(names):
+                if not name.endswith(".xml") or name.startswith("."):
+                    continue
+                path, sha256 = os.path.join(folder, name), name.removesuffix(".xml")
+                try:
+                    data = read_verified(path, sha256)
+                    identity = read_identity(parse_xml(data, path), path)
+                except (OSError, CacheCorrupt, AknError) as exc:
+                    log.warning("cache rebuild: %s skipped: %s", path, exc)
+                    continue
+                yield identity.consolidation, identity.lang, sha256
+
+    def recovered(self, editions: Iterable[CatalogEdition]) -> dict[tuple[str, str], str]:
+        """{(consolidation, lang): sha256} of the rebuilt index for these editions, where one file
+        is there (two files claiming one edition are ambiguous: fetched again)."""
+        wanted = {(e.consolidation, e.lang) for e in editions}
+        if not wanted:
+            return {}
+        with self._connect() as con:
+            rows = con.execute("SELECT consolidation, lang, sha256 FROM recovered").fetchall()
+        found: dict[tuple[str, str], list[str]] = {}
+        for cons, lang, sha in rows:
+            if (cons, lang) in wanted and os.path.isfile(self.content_file(sha)):
+                found.setdefault((cons, lang), []).append(sha)
+        return {key: shas[0] for key, shas in found.items() if len(shas) == 1}
 
     def _import_json_index(self, con: sqlite3.Connection) -> None:
         """Rows for the entries of the earlier layout (index/<bb>/<sha256(url)>.json), once."""
@@ -170,12 +281,16 @@ class EditionCache:
         path = self.content_path(sha256)
         if not path.is_file():  # same bytes from another URL: already stored
             write_atomic(path, data)
+        self.remember(url, sha256, edition)
+        return path
+
+    def remember(self, url: str, sha256: str, edition: CatalogEdition) -> None:
+        """Queue the index row of a file that is stored (written by the next `flush`)."""
         with self._pending_lock:
             self._pending.append((url, sha256, edition.consolidation, edition.lang))
             full = len(self._pending) >= self.BATCH
         if full:
             self.flush()
-        return path
 
     def flush(self) -> None:
         """Write the index rows of the files stored since the last flush (one transaction)."""
@@ -234,6 +349,13 @@ class EditionDownloader(FedlexHttpUser):
         cached = self.cache.lookup_many(
             (e.file_url for e in todo if e.file_url is not None and e.act_eli in acts), langs={e.lang for e in todo}
         )
+        unindexed = [e for e in todo if e.file_url is not None and e.file_url not in cached and e.act_eli in acts]
+        for (cons, lang), sha in self.cache.recovered(unindexed).items():
+            # A rebuilt index: the file is found by its own identity and gets its URL's row again.
+            edition = next(e for e in unindexed if (e.consolidation, e.lang) == (cons, lang))
+            assert edition.file_url is not None
+            cached[edition.file_url] = IndexEntry(edition.file_url, sha, cons, lang)
+            self.cache.remember(edition.file_url, sha, edition)
         results: list[DownloadResult | None] = [self._known(e, cached.get(e.file_url or "")) for e in todo]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:
@@ -272,6 +394,17 @@ class EditionDownloader(FedlexHttpUser):
         ):
             return DownloadResult(edition, self.cache.content_file(entry.sha256), entry.sha256, "cached")
         return None
+
+    def refetch(self, catalog: Catalog, edition: CatalogEdition) -> DownloadResult:
+        """Fetch one edition again, whatever the index says: its cached file was found corrupt."""
+        try:
+            act: CatalogAct | None = catalog.act(edition.act_eli)
+        except CatalogError:
+            act = None
+        result = self._one(edition, act) if edition.file_url is not None else self._known(edition, None)
+        self.cache.flush()
+        assert result is not None
+        return result
 
     def _one(self, edition: CatalogEdition, act: CatalogAct | None) -> DownloadResult:
         """Fetch, validate and cache one edition that has a file and is not in the cache."""

@@ -65,6 +65,7 @@ from .catalog import (
     CatalogAct,
     CatalogEdition,
     CatalogError,
+    check_editions,
 )
 from .http import (
     FedlexHttpError,
@@ -335,12 +336,13 @@ class FedlexSparqlClient(FedlexHttpUser):
         titles = self._titles(self._batched(TITLES_QUERY, "expr", "act", act_terms, "act titles", lang_values))
         editions = self._editions(self._batched(EDITIONS_QUERY, "expr", "act", act_terms, "act editions", lang_values))
         lang_order = {l: i for i, l in enumerate(LANGS)}
-        return Catalog(
+        catalog = Catalog(
             acts=tuple(CatalogAct(**fields, titles=titles.get(eli, {})) for eli, fields in sorted(acts.items())),
             editions=tuple(
                 sorted(editions, key=lambda e: (e.act_eli, e.date_applicability, lang_order[e.lang], e.consolidation))
             ),
         )
+        return check_editions(catalog, f"the Fedlex catalog at {self.endpoint}")
 
     def _act_rows(self, sr_numbers: Iterable[str] | None, elis: Iterable[str] | None) -> list[Row]:
         if sr_numbers is None and elis is None:

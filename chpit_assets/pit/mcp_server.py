@@ -13,7 +13,9 @@ dict (returned as structured content and as JSON text). A call the store cannot 
 dozen characters, and each call logs one line of bounded length (issue 15).
 
 Each call opens its own short read-only connection: holding one for the server's lifetime would
-lock the DuckDB file against the pipeline's writers. HTTP binds 127.0.0.1 unless `--host` says
+lock the DuckDB file against the pipeline's writers. HTTP is stateless (no MCP session is kept
+between requests): the tools hold no state, and the SDK's sessions, capped at 10,000 and idle for
+30 minutes before they expire, let clients that never close theirs lock every other client out. HTTP binds 127.0.0.1 unless `--host` says
 otherwise; the server has no authentication, so only expose it beyond loopback behind one.
 """
 
@@ -106,7 +108,8 @@ def build_server(tools: PitTools, search: bool = False) -> PitServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="chpit-mcp", description=__doc__.split("\n")[0])
+    # The docstring's whole first sentence (its first line alone stopped mid-sentence).
+    parser = argparse.ArgumentParser(prog="chpit-mcp", description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--store", type=Path, default=Path("data/chpit.duckdb"), help="the DuckDB store")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback only)")
@@ -140,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
         server.run("stdio")
     else:
         print(f"MCP endpoint: http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-        server.run("streamable-http", host=args.host, port=args.port)
+        server.run("streamable-http", host=args.host, port=args.port, stateless_http=True)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ domain function is called (`validate.duplicate_ids`, `frozen.changed_items`; the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from chpit_assets.bench.frozen import changed_items
@@ -38,6 +38,11 @@ CRITICAL_CHECKS: dict[str, str] = {
     "texts_not_empty": "Every item has a non-empty question, gold.text and distractor.text.",
     "schema_exact": "Every item has exactly the card's fields, in order, with the card's types.",
     "no_synthetic_acts": "No item comes from a synthetic act (synthetic ELI host or SR range).",
+    "editions_all_parsed": "Every catalog edition with a file was parsed from its current file in the last "
+    "ingest: none failed or was refused (download, validate, parse, cache), none is on its last good file.",
+    "system_lines_clean": "No scored result line of any system records an error.",
+    "recite_stamped": "Every item to publish of a language with a recite run has its recite line, and that "
+    "line did not fail (a point-in-time tool's miss is the card's null stamp).",
 }
 
 
@@ -182,6 +187,9 @@ def _synthetic(lang: str, items: list[dict]) -> list[str]:
 def evaluate_gate(
     candidate: Candidate,
     *,
+    failed_editions: Sequence[str],
+    errored_lines: Sequence[str],
+    unstamped: Sequence[str],
     oracle_failures: list[str],
     oracle_scored_ids: Mapping[str, set[str]],
     published_oracle: OracleCheck,
@@ -191,7 +199,9 @@ def evaluate_gate(
 ) -> GateReport:
     """Every CRITICAL check over the candidate, in `CRITICAL_CHECKS` order.
 
-    `oracle_failures`: the runs' `oracle_failures` reasons; `oracle_scored_ids`: per language the ids
+    `failed_editions`, `errored_lines`, `unstamped`: what `whole_build` found in the store and the results
+    (issue 23 item 4: only a whole, clean build is published); `oracle_failures`: the runs'
+    `oracle_failures` reasons; `oracle_scored_ids`: per language the ids
     the oracle scored (so the published core is exactly what it proved); `published_oracle`: the
     gate's own oracle over this candidate's items (`oracle.oracle_check`); `frozen`: the B18 record
     per language; `previous_acts`: per language {act_id: (label, items)} of the live publication."""
@@ -201,6 +211,9 @@ def evaluate_gate(
     if published_oracle.checked != {lang: content_hash(items) for lang, items in candidate.items.items()}:
         found["oracle_published"].append("the oracle looked up other items than this candidate's")
     found["item_counts_in_bounds"], changes = _counts(candidate, previous_acts, bounds)
+    found["editions_all_parsed"] = list(failed_editions)
+    found["system_lines_clean"] = list(errored_lines)
+    found["recite_stamped"] = list(unstamped)
     for lang, items in candidate.items.items():
         keyed = _keyed(items)
         found["ids_unique"] += [f"{lang}: {i}: duplicate id" for i in duplicate_ids(keyed)]

@@ -8,9 +8,11 @@ cost -- because a router may serve a pinned slug from a different backend.
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -43,6 +45,12 @@ MODEL_RETRY = RetryPolicy(attempts=6, base_delay=1.0, max_delay=16.0, jitter=0.0
 NO_RETRY = RetryPolicy(attempts=1)
 MAX_TOKENS_LADDER = (8192, 16384)  # PROTOCOL §4: one re-ask at the larger budget
 REDACTED = "REDACTED"
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""The largest model answer read (docs/limits.md): a reply at the 16,384-token budget is well under
+1 MB; past this the endpoint is misbehaving and the call fails instead of filling memory."""
+# A secret in a query string an endpoint might echo in what it reports (`?api_key=...` in a served
+# model name): the value is replaced even when it is not one we sent.
+_QUERY_SECRET = re.compile(r"(?i)([\w.-]*(?:key|token|secret|password|passwd|auth))=([^&\s\"']+)")
 
 
 def redact_url(url: str) -> str:
@@ -59,11 +67,18 @@ def redact_url(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The secret substrings of `url` (password, user, query values), longest first, for scrubbing text."""
+    """The secret substrings of `url` (password, user, query values, and the base64 `user:password`
+    of Basic auth), longest first, for scrubbing text."""
     parts = urlsplit(url)
     found = [parts.password, parts.username, *(v for _, v in parse_qsl(parts.query))]
     found += [quote(s, safe="") for s in list(found) if s]
+    if parts.username is not None or parts.password is not None:
+        found.append(_basic(parts.username or "", parts.password or ""))
     return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 @dataclass(frozen=True)
@@ -130,13 +145,37 @@ class EndpointConfig:
             )
         return key
 
+    def secrets(self) -> list[str]:
+        """Every string that must never be written: the URL's secrets and the API key, also in base64
+        and JSON-escaped, longest first."""
+        found = set(url_secrets(self.base_url))
+        key = os.environ.get(self.api_key_env or "", "").strip() if self.api_key_env else ""
+        if key:
+            found |= {key, base64.b64encode(key.encode()).decode("ascii")}
+        found |= {json.dumps(s, ensure_ascii=False)[1:-1] for s in found}
+        return sorted((s for s in found if s), key=len, reverse=True)
+
     def scrub(self, text: str) -> str:
         """`text` with the URL's secrets and the API key replaced, for error messages."""
-        secrets = url_secrets(self.base_url)
-        key = os.environ.get(self.api_key_env or "", "").strip() if self.api_key_env else ""
-        for secret in sorted({*secrets, *([key] if key else [])}, key=len, reverse=True):
+        for secret in self.secrets():
             text = text.replace(secret, REDACTED)
         return text
+
+    def redact_line(self, line: dict) -> dict:
+        """A result line with every secret replaced, wherever an endpoint echoed it (issue 23 item 8):
+        the answer, the served model's name, the call log. A query-string secret in what the endpoint
+        reports about itself (model, provider) is replaced even when it is not one we sent."""
+        text = self.scrub(json.dumps(line, ensure_ascii=False))
+        out = json.loads(text)
+        # The line's `model` is our setting; `served_model` and each call's `model` are the endpoint's word.
+        reported = [(out, ("served_model", "provider"))] + [
+            (c, ("model", "provider")) for c in out.get("call_log") or []
+        ]
+        for record, names in reported:
+            for name in names:
+                if isinstance(record.get(name), str):
+                    record[name] = _QUERY_SECRET.sub(rf"\1={REDACTED}", record[name])
+        return out
 
     def settings(self) -> dict:
         """What a result receipt records and a resumed run must match (never a key or a credential)."""
@@ -219,10 +258,15 @@ class ChatClient:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         # httpx would glue a base URL's query onto every path, so query keys travel as params.
         parts = urlsplit(config.base_url)
+        # User info in the URL is Basic auth, which httpx would put in place of the Bearer key: the
+        # key named by api_key_env wins, and the user info is sent only when there is no key.
+        basic = (parts.username or "", parts.password or "") if parts.username or parts.password else None
+        host = parts.netloc.rsplit("@", 1)[-1]
         self._http = httpx.Client(
-            base_url=urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", "")),
+            base_url=urlunsplit((parts.scheme, host, parts.path.rstrip("/") + "/", "", "")),
             params=parts.query,  # httpx parses it, blank values kept
             headers=headers,
+            auth=httpx.BasicAuth(*basic) if basic and not key else None,
             timeout=config.timeout_s,
             transport=transport,
         )
@@ -300,7 +344,7 @@ class ChatClient:
         for attempt in range(1, policy.attempts + 1):
             retry_after = None
             try:
-                resp = self._http.post("chat/completions", json=payload)
+                resp = self._post(payload)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
             else:
@@ -324,6 +368,29 @@ class ChatClient:
             except RetryAfterTooLong as exc:
                 raise self._error(f"{problem}; {exc}") from None
         raise self._error(f"gave up after {policy.attempts} attempts, last: {problem}")
+
+    def _post(self, payload: dict) -> httpx.Response:
+        """POST chat/completions, the whole request within `timeout_s` (issue 23 item 8): httpx's
+        timeout bounds each read, so an endpoint trickling a byte at a time held a call for minutes.
+        The body is read in chunks against one deadline (so the call ends at most one read after
+        it) and refused past MAX_RESPONSE_BYTES."""
+        deadline = time.monotonic() + self.config.timeout_s
+        with self._http.stream("POST", "chat/completions", json=payload) as streamed:
+            chunks, size = [], 0
+            for chunk in streamed.iter_raw():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise self._error(f"the answer is over {MAX_RESPONSE_BYTES} bytes; refused")
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(
+                        f"the whole request took over --timeout {self.config.timeout_s:g} s ({size} bytes received)",
+                        request=streamed.request,
+                    )
+                chunks.append(chunk)
+        # Raw bytes, so the Response decodes any content-encoding itself, once.
+        return httpx.Response(
+            streamed.status_code, headers=streamed.headers, content=b"".join(chunks), request=streamed.request
+        )
 
     def _parse(self, resp: httpx.Response, body: Any, attempts: int, latency: float, max_tokens: int) -> ChatReply:
         try:

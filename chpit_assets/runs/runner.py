@@ -344,6 +344,8 @@ def run_items(
     def work(log, item: dict, repeat: int) -> None:
         try:
             line = result_line(system, item, *_timed_answer(system, item), workers=workers, repeat=repeat)
+            if system.config is not None:  # an endpoint may echo a credential anywhere in its reply
+                line = system.config.redact_line(line)
             with lock:
                 log.write(json.dumps(line, ensure_ascii=False) + "\n")
                 log.flush()

@@ -15,7 +15,9 @@ optionally of one SR number), fused by reciprocal rank fusion:
 Terms in more than MAX_DF_SHARE of all articles ("der", "art", "1", the question's own "lautet")
 are dropped from the text strategies before they run (their counts come from FTS5's vocabulary
 tables): their IDF is near zero, so they change no ranking, yet each matches most of the index
-and made a question cost 0.7 s instead of milliseconds at CH-PiT scale.
+and made a question cost 0.7 s instead of milliseconds at CH-PiT scale. When that would drop every
+word of a query ("protezione dei dati" where most articles are about data protection), its words
+are searched all together and as a phrase instead, and an empty result carries a hint (`tool.py`).
 
 A query that cites an SR number the index knows ("(SR 235.1)") is limited to that act, as if
 `sr_number` had been passed: the act is the asker's own scope, and wording (a quoted phrase
@@ -32,11 +34,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from .index import INDEX_VERSION, WORD_WEIGHTS, SearchIndexError, index_path, number_key
+from .index import INDEX_VERSION, WORD_WEIGHTS, SearchIndexError, index_path, number_key, verify
 from .query import Citation, fold, grams, match_expression, parse_citation, phrase_expression, quoted_phrases, words
 
 RRF_K = 60
@@ -111,6 +114,13 @@ class SearchIndex:
         if self._db is None or inode != self._inode:
             if self._db is not None:
                 self._db.close()
+                self._db = None
+            try:
+                verify(self.path, self.lang)
+            except SearchIndexError:
+                # A build swaps a new file in right after writing its digest: read both again once.
+                time.sleep(0.05)
+                verify(self.path, self.lang)
             # immutable=1: the file is never written in place (a build renames a new one over it).
             self._db = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
             version = self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
@@ -175,6 +185,22 @@ class SearchIndex:
             expression = match_expression(informative, operator)
             if expression:
                 rankings[name] = self._ranked(db, "words", f"bm25(words, {weights})", expression, params, ranges)
+        common = [t for t in dict.fromkeys(tokens) if self._df.get(("words", t), 0) > 0]
+        if not informative and not phrases and common:
+            # Every word is common ("protection des données" in an index of data protection acts): dropping
+            # them all left nothing to search (issue 23 item 8). Their sequence as a phrase, and all of them
+            # together, are still selective; this costs what dropping saves, but only for such a query.
+            rankings["phrase"] = self._ranked(
+                db,
+                "words",
+                f"bm25(words, {weights})",
+                phrase_expression(" ".join(common), self.lang) or "",
+                params,
+                ranges,
+            )
+            rankings["words_all"] = self._ranked(
+                db, "words", f"bm25(words, {weights})", match_expression(common, "AND") or "", params, ranges
+            )
         gram_expression = match_expression(self.informative(db, "grams", grams(" ".join(tokens))), "OR")
         if gram_expression:
             rankings["grams"] = self._ranked(db, "grams", "bm25(grams)", gram_expression, params, ranges)

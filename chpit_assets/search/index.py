@@ -21,6 +21,12 @@ opens either the old file or the new one, never a half-built one (a reader holdi
 open keeps reading its inode). Incremental: the build starts from a copy of the current index and
 only deletes and inserts the articles of editions whose fingerprint (file sha256, parser version,
 validity interval, act fields) changed; an unchanged corpus gives a byte-identical file.
+
+Trusted for its bytes (issue 23 item 1): beside each index, `{lang}.sqlite.sha256` records the
+digest of the file as built, written before the file is swapped in. A build starts from the
+current file only when it matches that digest (otherwise it rebuilds from scratch and says why),
+and a reader refuses a file that does not match (`verify`), naming it: an index edited or damaged
+on disk is never searched.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from pathlib import Path
 import duckdb
 
 from chpit_assets.corpus.schema import ALIAS_PREFERENCE
+from chpit_assets.files import write_atomic
 
 from .query import fold, grams
 
@@ -98,6 +105,7 @@ class IndexBuild:
     editions_added: int
     editions_removed: int
     digest: str  # of every indexed edition's fingerprint: equal digests, equal index content
+    distrusted: str | None = None  # why the current file was not built upon (rebuilt from scratch)
 
 
 def number_key(article_number: str | None) -> str | None:
@@ -107,6 +115,37 @@ def number_key(article_number: str | None) -> str | None:
 
 def index_path(search_dir: Path | str, lang: str) -> Path:
     return Path(search_dir) / f"{lang}.sqlite"
+
+
+def digest_path(path: Path) -> Path:
+    return path.with_name(f"{path.name}.sha256")
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def mismatch(path: Path) -> str | None:
+    """Why `path` is not the file its build recorded, or None when it is."""
+    try:
+        recorded = digest_path(path).read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return f"no recorded sha256 beside {path} ({digest_path(path).name})"
+    actual = file_sha256(path)
+    if actual != recorded:
+        return f"{path} has sha256 {actual}, its build recorded {recorded}: the file changed on disk"
+    return None
+
+
+def verify(path: Path, lang: str) -> None:
+    """Raise SearchIndexError naming `path` unless it is the file its build recorded."""
+    problem = mismatch(path)
+    if problem is not None:
+        raise SearchIndexError(f"search index refused: {problem}; materialise search_index[{lang}] to rebuild it")
 
 
 def _fingerprint(row: tuple) -> str:
@@ -122,7 +161,12 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
     editions = {row[0]: (row, _fingerprint(row)) for row in con.execute(_EDITIONS_SQL, {"lang": lang}).fetchall()}
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     tmp.unlink(missing_ok=True)
-    if path.exists() and _readable_version(path) == INDEX_VERSION:
+    distrusted = None
+    if path.exists():
+        distrusted = mismatch(path)
+        if distrusted is None and _readable_version(path) != INDEX_VERSION:
+            distrusted = f"{path} is not an index of version {INDEX_VERSION}"
+    if path.exists() and distrusted is None:
         shutil.copyfile(path, tmp)
         fresh = False
     else:
@@ -148,9 +192,12 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
     if not fresh and not stale and not new:
         tmp.unlink()  # nothing changed: keep the file (and its bytes) as it is
     else:
+        # The digest first: killed between the two, the recorded digest is the new file's, so the
+        # old file is refused and rebuilt, never trusted under a digest that is not its own.
+        write_atomic(digest_path(path), (file_sha256(tmp) + "\n").encode("ascii"))
         os.replace(tmp, path)
     digest = hashlib.sha256(",".join(fp for _, fp in sorted(editions.values())).encode()).hexdigest()[:16]
-    return IndexBuild(path, counts[0], counts[1], len(new), len(stale), digest)
+    return IndexBuild(path, counts[0], counts[1], len(new), len(stale), digest, distrusted)
 
 
 def _readable_version(path: Path) -> str | None:

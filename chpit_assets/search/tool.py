@@ -27,12 +27,19 @@ class SearchResult:
     hits: list[Hit]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "query": self.query,
             "lang": self.lang,
             "as_of": self.as_of.isoformat(),
             "hits": [{k: v for k, v in h.as_dict().items() if k in _PUBLIC} for h in self.hits],
         }
+        if not self.hits:  # say why, so an agent rephrases instead of concluding the law is silent
+            out["hint"] = (
+                f"no article in force on {self.as_of.isoformat()} matched these words in {self.lang!r}; try "
+                "other or fewer words, the law's own wording in quotes, an article citation "
+                "(e.g. 'Art. 24 DSG') or an SR number"
+            )
+        return out
 
 
 class SearchTool:

@@ -10,9 +10,12 @@ import pytest
 
 from chpit_assets.akn.errors import (
     AknError,
+    EmptyArticle,
     IdentityMismatch,
     NotAConsolidation,
+    NotVerbatim,
     NotXml,
+    TooLarge,
 )
 from chpit_assets.akn.identity import (
     check_identity,
@@ -285,3 +288,62 @@ def test_the_reused_parser_is_per_thread_and_unaffected_by_an_earlier_bad_file()
     with ThreadPoolExecutor(max_workers=4) as pool:
         together = list(pool.map(lambda p: parse(p).articles, paths * 2))
     assert together == alone * 2
+
+
+# -- issue 23 item 2: exact text or refusal ------------------------------------------------------
+
+REAL = sorted(SAMPLE.glob("cc-*/*.xml")) + sorted(SAMPLE.glob("reissued/*/*.xml"))
+
+
+def _with_doctype(doc: bytes, subset: str) -> bytes:
+    head, sep, rest = doc.partition(b"?>")
+    return head + sep + f"<!DOCTYPE akomaNtoso [{subset}]>".encode() + rest
+
+
+def test_an_internal_entity_is_refused_naming_file_and_entity_not_dropped_from_the_text():
+    # Before: the entity's words were silently missing from the published gold text.
+    doc = _with_doctype(
+        edition_xml(body=article("art_1", "1", "1|Die Frist beträgt &frist; und kann erstreckt werden.")),
+        '<!ENTITY frist "dreissig Tage">',
+    )
+    with pytest.raises(NotVerbatim, match=r"SR 999\.1 file\.xml: has a DOCTYPE .*entities frist") as err:
+        parse_edition(doc, "SR 999.1 file.xml")
+    assert err.value.stage == "validate"  # the downloader refuses it like a wrong identity
+
+
+def test_a_doctype_without_entities_is_refused_too():
+    doc = edition_xml(body=article("art_1", "1", "1|Text."))
+    head, sep, rest = doc.partition(b"?>")
+    with pytest.raises(NotVerbatim, match="DOCTYPE"):
+        parse_xml(head + sep + b'<!DOCTYPE akomaNtoso SYSTEM "akn.dtd">' + rest, "f")
+
+
+def test_a_processing_instruction_in_the_text_is_refused_naming_it():
+    doc = edition_xml(body=article("art_1", "1", "1|Die Frist <?fedlex hidden words?>beträgt 30 Tage."))
+    with pytest.raises(NotVerbatim, match=r"processing instruction <\?fedlex"):
+        parse_edition(doc, "f")
+
+
+def test_an_article_with_content_but_no_text_is_refused_a_repealed_one_is_not():
+    empty = '<article eId="art_2"><num><b>Art. 2</b></num><paragraph eId="art_2/para_1"><content><p> </p></content></paragraph></article>'
+    with pytest.raises(EmptyArticle, match="article art_2 .*has content but no text"):
+        parse_edition(edition_xml(body=article("art_1", "1", "1|Text.") + empty), "f")
+    repealed = '<article eId="art_2"><num><b>Art. 2</b><authorialNote><p>Aufgehoben</p></authorialNote></num></article>'
+    parsed = parse_edition(edition_xml(body=article("art_1", "1", "1|Text.") + repealed), "f")
+    assert [a.text for a in parsed.articles] == ["1 Text.", ""]
+
+
+def test_a_file_over_the_size_limit_is_refused_before_parsing(monkeypatch):
+    from chpit_assets.akn import identity
+
+    doc = edition_xml(body=article("art_1", "1", "1|Text."))
+    monkeypatch.setattr(identity, "MAX_EDITION_BYTES", len(doc) - 1)
+    with pytest.raises(TooLarge, match=f"{len(doc)} bytes, over the limit of {len(doc) - 1}"):
+        parse_edition(doc, "f")
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_real_sample_file_is_refused_and_none_has_a_refused_construct(path):
+    data = path.read_bytes()
+    assert b"<!DOCTYPE" not in data and data.count(b"<?") == 1
+    assert parse(path).articles

@@ -384,3 +384,69 @@ def test_processes_writing_the_index_at_the_same_time_lose_no_row(tmp_path):
     cache = EditionCache(tmp_path / "cache")
     assert set(cache.lookup_many(urls)) == set(cache.lookup_many(urls, langs=["de"])) == set(urls)
     assert cache.lookup_many(urls, langs=["fr"]) == {}  # every row was written for a German edition
+
+
+# -- issue 23 item 2: catalogs refused by name --------------------------------------------------
+
+
+def _one_act_catalog(tmp_path: Path, editions: list[dict]) -> Path:
+    act = {"eli": "https://fedlex.data.admin.ch/eli/cc/1/1", "sr_number": "1", "in_force_status": 0}
+    (tmp_path / "catalog.json").write_text(json.dumps({"acts": [{**act, "editions": editions}]}), encoding="utf-8")
+    return tmp_path
+
+
+def _edition(day: str, end: str | None = None, lang: str = "de") -> dict:
+    return {
+        "consolidation": f"https://fedlex.data.admin.ch/eli/cc/1/1/{day.replace('-', '')}",
+        "lang": lang,
+        "date_applicability": day,
+        "date_end_applicability": end,
+        "file": None,
+    }
+
+
+def test_a_catalog_with_two_editions_of_one_act_language_and_day_is_refused_naming_them(tmp_path):
+    twice = {**_edition("2020-01-01"), "consolidation": "https://fedlex.data.admin.ch/eli/cc/1/1/20200101-bis"}
+    folder = _one_act_catalog(tmp_path, [_edition("2020-01-01"), _edition("2020-01-01", lang="fr"), twice])
+    with pytest.raises(CatalogError, match=r"act SR 1 \(.*cc/1/1\) \[de\] has two editions applicable from 2020-01-01"):
+        load_sample_catalog(folder)
+
+
+def test_an_edition_ending_before_it_starts_is_refused_naming_it(tmp_path):
+    folder = _one_act_catalog(tmp_path, [_edition("2020-01-01", end="2019-12-31")])
+    with pytest.raises(CatalogError, match=r"act SR 1 .*\[de\] edition of 2020-01-01: it ends on 2019-12-31, before"):
+        load_sample_catalog(folder)
+    # A one-day edition (ends the day it starts; the end is inclusive) is fine.
+    assert load_sample_catalog(_one_act_catalog(tmp_path, [_edition("2020-01-01", end="2020-01-01")])).editions
+
+
+def test_a_catalog_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from chpit_assets.fedlex import catalog
+
+    folder = _one_act_catalog(tmp_path, [_edition("2020-01-01")])
+    monkeypatch.setattr(catalog, "MAX_CATALOG_BYTES", 10)
+    with pytest.raises(CatalogError, match=r"catalog\.json: \d+ bytes, over the limit of 10 bytes"):
+        load_sample_catalog(folder)
+
+
+def test_a_downloaded_file_with_an_entity_is_rejected_at_validate(tmp_path, sleeps):
+    from tests.akn_factory import article, edition_xml
+
+    doc = edition_xml(
+        body=article("art_1", "1", "1|Frist &frist;."), sr_number="1", date_applicability=date(2020, 1, 1)
+    )
+    doc = doc.replace(b"?>", b'?><!DOCTYPE akomaNtoso [<!ENTITY frist "30 Tage">]>', 1)
+    (tmp_path / "f.xml").write_bytes(doc)
+    edition = CatalogEdition(
+        "https://fedlex.data.admin.ch/eli/cc/2099/1",
+        "https://fedlex.data.admin.ch/eli/cc/2099/1/20200101",
+        "de",
+        date(2020, 1, 1),
+        None,
+        (tmp_path / "f.xml").as_uri(),
+    )
+    from chpit_assets.fedlex.catalog import CatalogAct
+
+    act = CatalogAct("https://fedlex.data.admin.ch/eli/cc/2099/1", "1", 0, None, None)
+    (result,) = download_editions(Catalog((act,), (edition,)), tmp_path / "cache", sleep=sleeps)
+    assert result.stage == "validate" and "DOCTYPE" in result.error and "entities frist" in result.error

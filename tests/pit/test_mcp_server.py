@@ -231,3 +231,30 @@ def test_with_a_search_index_the_server_also_serves_ch_search_articles(store, tm
     )
     refused = _run(plain, lambda c: c.call_tool("ch_search_articles", {"query": "x"}))
     assert refused.is_error and "unknown tool" in refused.content[0].text
+
+
+def test_help_says_its_whole_first_sentence():
+    done = subprocess.run(
+        [sys.executable, "-m", "chpit_assets.pit.mcp_server", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert " ".join(done.stdout.split()).count("over stdio or streamable HTTP.") == 1
+
+
+def test_unclosed_http_sessions_lock_no_client_out(http_url):
+    """Issue 23 item 8: clients that initialise and never close used to each hold a session (up to
+    10,000, for 30 minutes), after which every client was refused. Stateless: none is kept."""
+    import httpx
+
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(timeout=10) as http:
+        for _ in range(200):
+            response = http.post(http_url, json=hello, headers=headers)
+            assert response.status_code == 200
+            assert "mcp-session-id" not in response.headers  # nothing is held for this client
+    assert tuple(t.name for t in _run(http_url, lambda c: c.list_tools()).tools) == TOOL_NAMES

@@ -30,7 +30,9 @@ def sample_data(tmp_path_factory) -> Path:
     sample = build_sample(root)
     write_report(sample.build_dir / "build-report.json", build_report(sample.store, None))
     with dg.instance_for_test() as instance:
-        assert run_benchmark(defs_for(root), instance, ("oracle", "recite"), ("de",), RUN_CONFIG, echo=lambda s: None)
+        assert run_benchmark(
+            defs_for(root), instance, ("oracle", "recite"), ("de", "fr"), RUN_CONFIG, echo=lambda s: None
+        )
     return root
 
 

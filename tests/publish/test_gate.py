@@ -40,11 +40,26 @@ def checked(candidate: Candidate, offenders=()) -> OracleCheck:
     return OracleCheck(list(offenders), {lang: content_hash(items) for lang, items in candidate.items.items()})
 
 
-def gate(candidate: Candidate, *, frozen=None, previous=None, bounds=None, failures=(), scored=None, oracle=None):
+def gate(
+    candidate: Candidate,
+    *,
+    frozen=None,
+    previous=None,
+    bounds=None,
+    failures=(),
+    scored=None,
+    oracle=None,
+    failed_editions=(),
+    errored_lines=(),
+    unstamped=(),
+):
     """`previous`: the live publication's items per language (their per-act counts are what the gate sees)."""
     scored = scored if scored is not None else {lang: {i["id"] for i in candidate.core(lang)} for lang in LANGS}
     return evaluate_gate(
         candidate,
+        failed_editions=failed_editions,
+        errored_lines=errored_lines,
+        unstamped=unstamped,
         oracle_failures=list(failures),
         oracle_scored_ids=scored,
         published_oracle=oracle or checked(candidate),
@@ -179,6 +194,9 @@ def test_a_language_may_lose_at_most_min_share_or_items(before, lost, share, cap
     bounds = CountBounds({}, max_items=10_000, max_drop_share=share, max_drop_items=cap)
     report = evaluate_gate(
         candidate,
+        failed_editions=[],
+        errored_lines=[],
+        unstamped=[],
         oracle_failures=[],
         oracle_scored_ids={},
         published_oracle=checked(candidate),

@@ -58,6 +58,9 @@ def test_publish_then_load_with_datasets(data, tmp_path):
         "texts_not_empty": True,
         "schema_exact": True,
         "no_synthetic_acts": True,
+        "editions_all_parsed": True,
+        "system_lines_clean": True,
+        "recite_stamped": True,
     }
     publish = data / "publish"
     assert sorted(folder_files(publish)) == [
@@ -98,7 +101,7 @@ def test_publish_then_load_with_datasets(data, tmp_path):
     assert "Fedlex data may be reused free of charge with source attribution" in card
     assert "No items in this build for it" in card and "| de | 7 | 5 | 9 | 9 | 9 |" in card
     assert "| identical_or_short | 2 | 0 | 0 |" in card
-    assert "| recite | 9 | 55.6 | 44.4 |" in card  # the report's results table
+    assert "| recite | 10 | 60.0 | 40.0 |" in card  # the report's results table: de and fr recited, as `make run` does
     # no token, no repo: written locally, and the materialisation says so
     assert hf_metadata(result)["upload"] == "local only: repo_id and $HF_TOKEN not set"
     meta = hf_metadata(result)
@@ -136,7 +139,44 @@ def _synthetic(data) -> str:
     return f"de: {items[2]['id']}: synthetic act"
 
 
-BREAKAGES = [(_duplicate_id, "ids_unique"), (_drop_oracle, "oracle_one"), (_synthetic, "no_synthetic_acts")]
+def _errored_system_line(data) -> str:
+    # A system whose line errored (a model endpoint that failed after its retries): not a whole run.
+    line = json.loads((data / "results" / "oracle" / "de.scored.jsonl").read_text().splitlines()[0])
+    folder = data / "results" / "cite" / "current"
+    folder.mkdir(parents=True)
+    line.update(error="ModelCallError: HTTP 503: gave up after 6 attempts")
+    (folder / "de.scored.jsonl").write_text(json.dumps(line) + "\n")
+    return f"cite/current/de: {line['id']}: ModelCallError"
+
+
+def _unstamped(data) -> str:
+    path = data / "results" / "recite" / "de.scored.jsonl"
+    first, *rest = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(rest))
+    return f"de: {json.loads(first)['id']}: no recite line, so no recite stamp"
+
+
+def _failed_new_edition(data) -> str:
+    # The case: a new file of an edition failed its sha256 check; the last good parse is kept.
+    import duckdb
+
+    with duckdb.connect(str(data / "chpit.duckdb")) as con:
+        (eli,) = con.execute(
+            "UPDATE ch_act_version SET failed_stage = 'validate', failed_url = 'file:///new.xml', "
+            "failed_error = 'sha256 abc != catalog def' WHERE version_id = (SELECT min(version_id) "
+            "FROM ch_act_version WHERE stage = 'parsed' AND lang = 'de') RETURNING eli"
+        ).fetchone()
+    return f"{eli} (file:///new.xml): validate: sha256 abc != catalog def"
+
+
+BREAKAGES = [
+    (_duplicate_id, "ids_unique"),
+    (_drop_oracle, "oracle_one"),
+    (_synthetic, "no_synthetic_acts"),
+    (_errored_system_line, "system_lines_clean"),
+    (_unstamped, "recite_stamped"),
+    (_failed_new_edition, "editions_all_parsed"),
+]
 
 
 def test_a_failed_gate_publishes_nothing_and_keeps_the_previous_build(data, tmp_path):
@@ -166,6 +206,8 @@ def test_a_failed_gate_publishes_nothing_and_keeps_the_previous_build(data, tmp_
             for part in ("build", "results"):
                 shutil.rmtree(data / part)
                 shutil.copytree(pristine / part, data / part)
+            for store_file in pristine.glob("chpit.duckdb*"):
+                shutil.copy2(store_file, data / store_file.name)
 
 
 def test_a_collapsed_language_is_refused_against_the_previous_publication(data):

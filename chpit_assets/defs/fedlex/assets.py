@@ -7,7 +7,7 @@ import dagster as dg
 from chpit_assets.corpus.ingest import IngestReport, store_editions
 from chpit_assets.fedlex.catalog import Catalog
 from chpit_assets.fedlex.catalog_diff import Snapshot
-from chpit_assets.fedlex.download import DownloadResult, download_editions
+from chpit_assets.fedlex.download import DownloadResult, EditionDownloader, download_editions
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table
 
@@ -79,12 +79,22 @@ def parsed_articles(
     fedlex_catalog: Catalog,
     fedlex_editions: list[DownloadResult],
     chpit: ChpitStore,
+    fedlex: FedlexSource,
 ) -> dg.MaterializeResult:
     """ch_act, ch_act_alias, ch_act_version and ch_act_article for this language, written in one transaction.
 
     An edition whose new file failed keeps its last good parse (committed with the rest); the asset
     then fails, naming each such file, so a build never passes silently on stale text (issue 15 item 3)."""
-    report: IngestReport = store_editions(chpit.store, fedlex_catalog, context.partition_key, fedlex_editions)
+    # A cached file that changed on disk is fetched again from live Fedlex; from the offline sample it
+    # is refused (the edition fails, naming the file), and the next run copies it anew (issue 23 item 1).
+    with EditionDownloader(chpit.cache_dir, concurrency=1) as downloader:
+        report: IngestReport = store_editions(
+            chpit.store,
+            fedlex_catalog,
+            context.partition_key,
+            fedlex_editions,
+            refetch=(lambda e: downloader.refetch(fedlex_catalog, e)) if fedlex.mode == "live" else None,
+        )
     preview = chpit.store.frame(
         """SELECT c.sr_number, c.abbreviation, v.date_applicability, a.article_number, left(a.text, 120) AS text
            FROM ch_act_article a JOIN ch_act_version v USING (version_id) JOIN ch_act c USING (act_id)

@@ -36,6 +36,7 @@ from chpit_assets.publish import (
 from chpit_assets.publish.folder import published_acts, publisher_lock, recover
 from chpit_assets.publish.last_good import editions_on_last_good_file
 from chpit_assets.publish.oracle import oracle_check
+from chpit_assets.publish.whole_build import errored_lines, failed_editions, unstamped
 from chpit_assets.runs.runner import read_jsonl, scored_path
 
 from ..partitions import BENCH_LANGS
@@ -90,6 +91,9 @@ def run_gate(chpit: ChpitStore, publication: Publication) -> tuple[Candidate, Ga
         published_oracle = oracle_check(candidate.items, tools)
     report = evaluate_gate(
         candidate,
+        failed_editions=failed_editions(chpit.released_store()),
+        errored_lines=errored_lines(chpit.results_dir),
+        unstamped=unstamped(candidate.items, chpit.results_dir),
         oracle_failures=oracle_failures(chpit),
         oracle_scored_ids=scored,
         published_oracle=published_oracle,

@@ -22,6 +22,8 @@ def search_index(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
     lang = context.partition_key
     with chpit.store.connect(read_only=True) as con:
         result = build_index(con, lang, chpit.search_dir)
+    if result.distrusted:
+        context.log.warning(f"search_index[{lang}]: rebuilt from scratch: {result.distrusted}")
     return dg.MaterializeResult(
         data_version=dg.DataVersion(result.digest),
         metadata={
@@ -30,6 +32,7 @@ def search_index(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
             "articles": result.articles,
             "editions_indexed_now": result.editions_added,
             "editions_removed_now": result.editions_removed,
+            "rebuilt_because": result.distrusted or "",
         },
     )
 
