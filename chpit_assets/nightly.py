@@ -1,6 +1,6 @@
 """`python -m chpit_assets nightly`: tonight's nightly now, in this process (issue 18.2).
 
-The same backfill the 03:30 schedule requests (its tick is evaluated, not re-stated): every
+The same backfill the 03:30 nightly sensor requests (the same function builds it): every
 configured language built, then the build report, the oracle gate, the model-free systems, the
 report and the gated publication. Paid model systems are never started here (R3: spending needs a
 person's confirmation). `--changed` is the sensor's "check now": the same comparison of Fedlex with
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -23,16 +22,12 @@ NIGHTLY_LANGS: tuple[str, ...] = BENCH_LANGS
 build report and the card list the same languages whichever of the two built them (issue 18.6)."""
 
 
-def tonight(instance: dg.DagsterInstance) -> dg.RunRequest:
-    """The backfill request the nightly schedule's tick makes now (evaluated, not re-stated)."""
-    from chpit_assets.definitions import defs
+def tonight(asset_graph) -> dg.RunRequest:
+    """The backfill request the 03:30 sensor makes (the same function), launched from the shell."""
+    from chpit_assets.defs.ops.schedules import nightly_request
+    from chpit_assets.orchestration.invocation import TRIGGER_TAG
 
-    schedule = defs.resolve_schedule_def("nightly_build")
-    with dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=datetime.now(UTC), repository_def=defs.get_repository_def()
-    ) as context:
-        (request,) = schedule.evaluate_tick(context).run_requests or []
-    return request
+    return nightly_request(asset_graph, NIGHTLY_LANGS, {TRIGGER_TAG: "cli"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Tonight's backfill (or the sensor's, with --changed), submitted and driven to its end here."""
+    from chpit_assets.definitions import defs
     from chpit_assets.defs.ops.sensors import check_catalog
     from chpit_assets.defs.resources import ChpitStore, FedlexSource
     from chpit_assets.instance import open_instance, prepare_instance
@@ -59,16 +55,15 @@ def main(args: argparse.Namespace) -> int:
     instance = open_instance()
     prepare_instance(instance)
     requests.register(instance, NIGHTLY_LANGS, requests.NIGHTLY_SYSTEMS)
+    asset_graph = defs.resolve_asset_graph()
     if args.changed:
-        from chpit_assets.definitions import defs
-
-        check = check_catalog(FedlexSource(), ChpitStore(), defs.resolve_asset_graph())
+        check = check_catalog(FedlexSource(), ChpitStore(), asset_graph)
         print(f"catalog: {check.summary}", flush=True)
         if check.request is None:
             return 0
         request = check.request
     else:
-        request = tonight(instance)
+        request = tonight(asset_graph)
     publication = {"repo_id": args.repo_id} if args.repo_id else None
     outcome = invoke(
         instance,

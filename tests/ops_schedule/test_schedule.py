@@ -1,4 +1,4 @@
-"""nightly_build and build_report's automation, as the daemon would evaluate them."""
+"""The nightly sensor (nightly_build), as the daemon would evaluate it."""
 
 from __future__ import annotations
 
@@ -21,6 +21,21 @@ def defs() -> dg.Definitions:
     return defs
 
 
+def tick(defs: dg.Definitions, at: datetime, cursor: str | None = None) -> dg.SensorResult:
+    """The nightly sensor evaluated at `at` (its clock is the wall clock: patched to `at`)."""
+    from unittest import mock
+
+    from chpit_assets.defs.ops import schedules
+
+    sensor = defs.resolve_sensor_def("nightly_build")
+    with (
+        mock.patch.object(schedules, "datetime", wraps=datetime) as clock,
+        dg.build_sensor_context(repository_def=defs.get_repository_def(), cursor=cursor) as context,
+    ):
+        clock.now.return_value = at.astimezone(UTC)
+        return sensor.evaluate_tick(context)
+
+
 def test_a_tick_requests_one_backfill_over_the_configured_languages_and_everything_downstream(defs):
     """18.1/18.6, issue 22.2: one backfill carries every language through to the publication; the
     languages are the configured set, the one `make run` builds by default, and the systems the
@@ -28,12 +43,7 @@ def test_a_tick_requests_one_backfill_over_the_configured_languages_and_everythi
     from chpit_assets.orchestration.backfill import covered
     from chpit_assets.runs.systems import LOOKUP_MODES
 
-    schedule = defs.resolve_schedule_def("nightly_build")
-    assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 3 * * *", ZURICH)
-    context = dg.build_schedule_context(
-        scheduled_execution_time=datetime(2026, 5, 4, 3, 30, tzinfo=ZH), repository_def=defs.get_repository_def()
-    )
-    [request] = schedule.evaluate_tick(context).run_requests
+    [request] = tick(defs, datetime(2026, 5, 4, 3, 30, tzinfo=ZH)).run_requests
     assert request.requires_backfill_daemon() and request.tags["chpit/trigger"] == "schedule"
     coverage = covered(request.asset_graph_subset)
     assert coverage["fedlex_catalog"] == sorted(BENCH_LANGS) and coverage["search_index"] == sorted(BENCH_LANGS)
@@ -43,6 +53,18 @@ def test_a_tick_requests_one_backfill_over_the_configured_languages_and_everythi
     for unpartitioned in ("build_report", "oracle_gate", "report", "publish_gate", "hf_dataset"):
         assert coverage[unpartitioned] is None
     assert set(coverage) == {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+
+
+def test_once_a_day_from_0330_and_a_missed_night_is_caught_up_once(defs):
+    """The cursor is the Zurich day that fired: later ticks that day skip; a daemon down at 03:30 fires
+    at its first tick after, once."""
+    before = tick(defs, datetime(2026, 5, 4, 3, 29, tzinfo=ZH), cursor="2026-05-03")
+    assert before.run_requests == [] and "03:30" in (before.skip_message or "")
+    fired = tick(defs, datetime(2026, 5, 4, 3, 30, 40, tzinfo=ZH), cursor="2026-05-03")
+    assert len(fired.run_requests or []) == 1 and fired.cursor == "2026-05-04"
+    assert tick(defs, datetime(2026, 5, 4, 23, 59, tzinfo=ZH), cursor=fired.cursor).run_requests == []
+    late = tick(defs, datetime(2026, 5, 6, 11, 0, tzinfo=ZH), cursor=fired.cursor)  # down on the 5th
+    assert len(late.run_requests or []) == 1 and late.cursor == "2026-05-06"
 
 
 def test_the_nightly_never_covers_a_model_system(defs):
@@ -64,28 +86,32 @@ def test_every_job_and_sensor_has_a_description_and_every_asset_an_owner(defs):
 
 
 @pytest.mark.parametrize("first_day", ["2026-03-27", "2026-10-23"])  # around the spring and autumn DST switches
-def test_exactly_one_tick_a_night_at_0330_zurich_across_dst(first_day, defs):
-    """The schedule is 03:30 in Zurich's own time zone, a wall time that exists exactly once on every
-    day, the two switch days included; 02:30 would not exist in March and exist twice in October."""
-    schedule = defs.resolve_schedule_def("nightly_build")
-    assert (schedule.cron_schedule, schedule.execution_timezone) == (NIGHTLY_CRON, ZURICH) == ("30 3 * * *", ZURICH)
+def test_exactly_one_nightly_a_day_at_0330_zurich_across_dst(first_day):
+    """The nightly fires at 03:30 in Zurich's own time zone, a wall time that exists exactly once on
+    every day, the two switch days included; 02:30 would not exist in March and exist twice in October."""
+    from chpit_assets.defs.ops.schedules import NIGHTLY_AT, night_due
+
+    assert (NIGHTLY_AT.hour, NIGHTLY_AT.minute, NIGHTLY_CRON) == (3, 30, "30 3 * * *")
+    start = datetime.fromisoformat(first_day).replace(tzinfo=ZH).astimezone(UTC)
+    fired: list[tuple[date, str]] = []
+    cursor = (date.fromisoformat(first_day) - timedelta(days=1)).isoformat()
+    for minute in range(6 * 24 * 60):  # a tick a minute for six days
+        now = start + timedelta(minutes=minute)
+        day = night_due(now, cursor)
+        if day is not None:
+            fired.append((day, now.astimezone(ZH).strftime("%H:%M")))
+            cursor = day.isoformat()
+    days = [date.fromisoformat(first_day) + timedelta(days=n) for n in range(6)]
+    assert fired == [(day, "03:30") for day in days]
 
     def occurrences(day: date, hour: int) -> int:
         """How many instants show `hour`:30 on `day` in Zurich (0 in a gap, 2 in a repeated hour)."""
-        start = datetime(day.year, day.month, day.day, tzinfo=ZH).astimezone(UTC)
-        instants = (start + timedelta(minutes=m) for m in range(0, 26 * 60))
+        first = datetime(day.year, day.month, day.day, tzinfo=ZH).astimezone(UTC)
+        instants = (first + timedelta(minutes=m) for m in range(0, 26 * 60))
         return sum(
             1
             for t in instants
             if (t.astimezone(ZH).date(), t.astimezone(ZH).strftime("%H:%M")) == (day, f"{hour:02d}:30")
         )
 
-    days = [date.fromisoformat(first_day) + timedelta(days=n) for n in range(6)]
-    assert [occurrences(day, 3) for day in days] == [1] * 6
     assert sorted({occurrences(day, 2) for day in days}) == ([0, 1] if first_day.endswith("03-27") else [1, 2])
-
-
-def _core_split(instance: dg.DagsterInstance, lang: str, version: str) -> None:
-    instance.report_runless_asset_event(
-        dg.AssetMaterialization("core_split", partition=lang, tags={"dagster/data_version": version})
-    )

@@ -3,8 +3,7 @@
 The pipeline itself is the asset graph: one invocation (`make run`, `python -m chpit_assets run|nightly`,
 the 03:30 schedule, the new-edition sensor) is one asset backfill over it (chpit_assets.orchestration),
 whose runs are runs of the code location's asset job. `build` is the per-language build a user may launch by
-hand, and the schedule's and the sensor's declared target: an asset job cannot span the lang and the
-(system, lang) axes, and what they request is a backfill over the whole graph anyway.
+hand from the launchpad (an asset job cannot span the lang and the (system, lang) axes).
 """
 
 import dagster as dg

@@ -32,7 +32,6 @@ from chpit_assets.nightly import NIGHTLY_LANGS
 from chpit_assets.orchestration.invocation import TRIGGER_TAG
 
 from ..resources import ChpitStore, FedlexSource
-from .jobs import build_job
 from .schedules import nightly_request
 
 ACTS_TAG = "chpit/acts"
@@ -79,7 +78,7 @@ def check_catalog(fedlex: FedlexSource, chpit: ChpitStore, asset_graph) -> Catal
 
 
 @dg.sensor(
-    job=build_job,
+    asset_selection=dg.AssetSelection.all(),  # what a backfill request may cover (Dagster checks it)
     minimum_interval_seconds=POLL_SECONDS,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description=f"Every {POLL_SECONDS} s (${INTERVAL_ENV}): one backfill for the languages whose Fedlex acts "
@@ -87,6 +86,7 @@ def check_catalog(fedlex: FedlexSource, chpit: ChpitStore, asset_graph) -> Catal
     "checks now).",
 )
 def new_edition_sensor(context: dg.SensorEvaluationContext, fedlex: FedlexSource, chpit: ChpitStore) -> dg.SensorResult:
+    assert context.repository_def is not None
     check = check_catalog(fedlex, chpit, context.repository_def.asset_graph)
     for change in check.changes:
         context.log.info(f"[{change.lang}] {change.act}: {change.kind} {' '.join(change.new_editions)}".rstrip())
