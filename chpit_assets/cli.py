@@ -30,10 +30,25 @@ EXIT_SOME_ERRORED = 1  # the pipeline failed, or some items errored (issue 14 it
 EXIT_ALL_ERRORED = 3  # every item asked errored: the endpoint or the settings are broken
 BASE_URL_ENV = "CHPIT_MODEL_BASE_URL"  # carries a base URL with credentials past the run storage
 SPARQL_URL_ENV = "CHPIT_SPARQL_URL"  # a mirror or proxy of Fedlex's endpoint
+CELERY_BROKER_ENV = "CHPIT_CELERY_BROKER"
+DEFAULT_BROKER = "pyamqp://guest@127.0.0.1:5672//"
+EXECUTORS = ("in_process", "multiprocess", "celery")
+
+
+def executor_config(executor: str, broker: str, queue: str) -> dict:
+    """The `execution` run config of chpit_assets.executors.chpit_executor for every run of the backfill."""
+    if executor == "celery":
+        return {"celery": {"broker": broker, "backend": "rpc://", "config_source": {"task_default_queue": queue}}}
+    return {executor: {}}
 
 
 def run(
-    langs: list[str], systems: list[str], model_config: dict, fedlex_config: dict, runs_config: dict | None = None
+    langs: list[str],
+    systems: list[str],
+    model_config: dict,
+    fedlex_config: dict,
+    runs_config: dict | None = None,
+    execution: dict | None = None,
 ) -> int:
     """One backfill of the benchmark over `langs` and `systems`, driven to its end here (chpit_assets.orchestration)."""
     import dagster as dg
@@ -65,7 +80,7 @@ def run(
         instance,
         subset(target, asset_graph),
         tags={TRIGGER_TAG: "cli"},
-        run_config=request.run_config(fedlex=fedlex_config, model=model_config, runs=runs_config),
+        run_config=request.run_config(fedlex=fedlex_config, model=model_config, runs=runs_config, execution=execution),
         title=f"benchmark {','.join(langs)}: {','.join(systems)}",
     )
     bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
@@ -293,6 +308,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run a paid endpoint after the cost estimate (or CHPIT_CONFIRM_SPEND=1 / CHPIT_CONFIRM=1)",
     )
+    execution = run_parser.add_argument_group("execution", "where each run's steps execute (docs/operations.md)")
+    execution.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="in_process",
+        help="in the run's process (default), a process per step, or on Celery workers",
+    )
+    execution.add_argument(
+        "--celery-broker",
+        default=os.environ.get(CELERY_BROKER_ENV) or DEFAULT_BROKER,
+        help=f"celery only: the broker (default ${CELERY_BROKER_ENV}, else {DEFAULT_BROKER})",
+    )
+    execution.add_argument("--celery-queue", default="dagster", help="celery only: the queue the workers consume")
     runs = run_parser.add_argument_group("runs", "which items, and how a run meets its earlier log")
     runs.add_argument(
         "--sample-per-lang",
@@ -387,7 +415,8 @@ def main(argv: list[str] | None = None) -> int:
         "sparql_url": args.sparql_url,
         "sr_numbers": [n.strip() for n in args.sr_numbers.split(",") if n.strip()],
     }
-    return _instance_checked(lambda: run(langs, systems, model_config, fedlex_config, runs_config))
+    execution = executor_config(args.executor, args.celery_broker, args.celery_queue)
+    return _instance_checked(lambda: run(langs, systems, model_config, fedlex_config, runs_config, execution))
 
 
 if __name__ == "__main__":

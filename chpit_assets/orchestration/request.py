@@ -48,15 +48,21 @@ def nightly_target(asset_graph, langs: Sequence[str], systems: Sequence[str] = N
 
 
 def run_config(
-    *, fedlex: dict | None = None, model: dict | None = None, runs: dict | None = None, publication: dict | None = None
+    *,
+    fedlex: dict | None = None,
+    model: dict | None = None,
+    runs: dict | None = None,
+    publication: dict | None = None,
+    execution: dict | None = None,
 ) -> dict:
-    """One run config for every run of the backfill: resources only (a run ignores what it does not use)."""
+    """One run config for every run of the backfill: resources (a run ignores those it does not use)
+    and the executor (chpit_assets.executors: in_process, multiprocess or celery, for every stage)."""
     resources = {
         name: {"config": config}
         for name, config in (("fedlex", fedlex), ("model", model), ("runs", runs), ("publication", publication))
         if config
     }
-    return {**QUIET_RUNS, "resources": resources}
+    return {**QUIET_RUNS, "resources": resources, **({"execution": {"config": execution}} if execution else {})}
 
 
 def partial_run(fedlex: dict, runs: dict) -> str:

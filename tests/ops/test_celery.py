@@ -73,9 +73,9 @@ def queue(amqp_url: str) -> Iterator[str]:
         connection.default_channel.queue_delete(name)
 
 
-def test_the_parse_runs_on_two_celery_workers(base_env, postgres_home, pg_url, amqp_url, queue, tmp_path, spawn):
-    env = dict(base_env, CHPIT_PG_URL=pg_url)
-    names = [f"w{n}-{queue}" for n in (1, 2)]
+def start_workers(env: dict[str, str], amqp_url: str, queue: str, tmp_path: Path, spawn, count: int = 2) -> list[Proc]:
+    """`count` solo-pool Celery workers on `queue`, ready when this returns."""
+    names = [f"w{n}-{queue}" for n in range(1, count + 1)]
     worker_env = dict(env, PYTHONPATH=str(_worker_config(tmp_path / "celery", amqp_url)))
     workers = [
         spawn(
@@ -107,7 +107,12 @@ def test_the_parse_runs_on_two_celery_workers(base_env, postgres_home, pg_url, a
         for name in names
     ]
     _wait_until_ready(amqp_url, names, workers)
+    return workers
 
+
+def test_the_parse_runs_on_two_celery_workers(base_env, postgres_home, pg_url, amqp_url, queue, tmp_path, spawn):
+    env = dict(base_env, CHPIT_PG_URL=pg_url)
+    workers = start_workers(env, amqp_url, queue, tmp_path, spawn)
     set_up_instance(spawn, env)
     run_config = {
         "execution": {
@@ -162,3 +167,43 @@ def test_the_parse_runs_on_two_celery_workers(base_env, postgres_home, pg_url, a
         (run_id,),
     )
     assert materialised == [(json.dumps([key]), "de") for key in PARSE]
+
+
+SYSTEMS = ("oracle", "recite", "cite/current", "cite/pit")
+
+
+def test_one_benchmark_backfill_runs_its_system_partitions_on_both_workers(
+    base_env, postgres_home, pg_url, amqp_url, queue, tmp_path, spawn
+):
+    """Issue 22.4: `run --executor celery` sends the steps of every run of the one backfill to the
+    workers; the (system, lang) partitions of that backfill are taken by both of them."""
+    env = dict(base_env, CHPIT_PG_URL=pg_url)
+    workers = start_workers(env, amqp_url, queue, tmp_path, spawn)
+    cli = spawn(
+        [sys.executable, "-m", "chpit_assets", "run", "--langs", "de", "--systems", ",".join(SYSTEMS)]
+        + ["--executor", "celery", "--celery-broker", amqp_url, "--celery-queue", queue],
+        env,
+        "cli",
+    )
+    cli.wait_ok(timeout=600)
+    assert "benchmark: ok (backfill" in cli.output()
+
+    [(backfill_id,)] = pg_rows(pg_url, "SELECT key FROM bulk_actions")
+    runs = pg_rows(
+        pg_url,
+        "SELECT r.run_id, r.status FROM runs r JOIN run_tags t ON t.run_id = r.run_id"
+        " WHERE t.key = 'dagster/backfill' AND t.value = %s",
+        (backfill_id,),
+    )
+    assert runs and {status for _, status in runs} == {"SUCCESS"}
+    steps = pg_rows(
+        pg_url,
+        "SELECT run_id, step_key, event FROM event_logs"
+        " WHERE step_key IN ('results', 'scored_results') AND dagster_event_type = %s",
+        (dg.DagsterEventType.STEP_START.value,),
+    )
+    # One run per (system, de) partition, all of this backfill, each with its two steps.
+    assert len({run_id for run_id, _, _ in steps}) == len(SYSTEMS) and len(steps) == 2 * len(SYSTEMS)
+    assert {run_id for run_id, _, _ in steps} <= {run_id for run_id, _ in runs}
+    # Every step ran on a worker, and the partitions' steps were shared between the two.
+    assert {_pid(event) for _, _, event in steps} == {w.popen.pid for w in workers}
