@@ -164,7 +164,7 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
     paid = args.base_url and not EndpointConfig(args.base_url, "m").is_local
     if paid and args.price_in is None and any(parse_system_key(k).slug for k in systems):
         return (
-            f"no price for model '{(args.model or args.model_slug).rsplit('/', 1)[-1]}': a paid endpoint needs "
+            f"no price for model '{args.model or args.model_slug}': a paid endpoint needs "
             f"--price-in and --price-out (USD per 1M tokens) before anything is asked"
         )
     for name, value, low in (

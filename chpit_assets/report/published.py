@@ -15,8 +15,8 @@ Readings where the protocol is silent (documented, tested):
 - The hard-from keys (§8 `--hard-from`) are added whenever a recite run is among the inputs.
 - Tools report: "lines with tool_calls" are the agentic systems' lines (only agentic lines carry
   tool calls in the published log; our scored view gives every line a list, empty when no tool
-  ran). `share_correct_when_as_of` splits on `as_of_any` (a date passed at all), the header's
-  "correct % (as_of)"; the right date is `share_as_of_correct`.
+  ran). `share_correct_when_as_of` / `_no_as_of` split on `as_of_passed` (the item's own date
+  passed), as the published tools report does; a date passed at all is `share_as_of_any`.
 - summary.md leaves the oracle out (the published rows start at recite/recite); a language a
   system has no lines in shows "–" in de / fr / it, and without a recite run the two
   date-sensitive columns are "–" (there is no split to pool).
@@ -31,6 +31,7 @@ from pathlib import Path
 
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table_lines
+from chpit_assets.runs.runner import errored
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key, published_name
 
 CORRECT, WRONG, UNGROUNDED = "grounded_correct", "grounded_wrong_version", "ungrounded"
@@ -101,8 +102,8 @@ def _our_system(name: str) -> str:
 
 
 def _errored(line: dict) -> bool:
-    """§8: an error is an `error` or an `oracle_error` on the line."""
-    return bool(line.get("error")) or bool(line.get("oracle_error"))
+    """§8: an error is an `error` or an `oracle_error` on the line (the latter only in published lines)."""
+    return errored(line) or "oracle_error" in line
 
 
 def winners(lines: Iterable[dict]) -> dict[str, dict]:
@@ -208,8 +209,8 @@ def tools_report(scored: Mapping[str, Iterable[dict]]) -> dict[str, dict]:
             continue
         flags = [tool_flags(line) for line in lines]
         correct = [line["verdict"]["label"] == CORRECT for line in lines]
-        with_date = [c for c, f in zip(correct, flags) if f["as_of_any"]]
-        without = [c for c, f in zip(correct, flags) if not f["as_of_any"]]
+        with_date = [c for c, f in zip(correct, flags) if f["as_of_passed"]]
+        without = [c for c, f in zip(correct, flags) if not f["as_of_passed"]]
         n = len(lines)
         out[published_system(key)] = {
             "n": n,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from chpit_assets.pit.keys import article_key, sr_key
+from chpit_assets.runs.runner import errored
 from chpit_assets.runs.systems import LOOKUP_MODES, MODEL_MODES, parse_system_key
 
 from .published import tools_report
@@ -57,7 +58,7 @@ def recite_easy_by_id(scored: Mapping[str, list[dict]]) -> dict[str, bool]:
             if line.get("recite_label") is not None:
                 easy.setdefault(line["id"], line["recite_label"] == CORRECT)
     for line in scored.get("recite", []):
-        if line["error"] is None:
+        if not errored(line):
             easy[line["id"]] = line["verdict"]["label"] == CORRECT
         else:
             easy.pop(line["id"], None)
@@ -73,7 +74,7 @@ def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
         row[f"{name}_pct"] = pct(row[name], n)
     for cov in COVERAGES:
         row[f"mean_{cov}"] = round(sum(line["verdict"][cov] for line in lines) / n, 4) if n else None
-    row["errors"] = sum(line["error"] is not None for line in lines)
+    row["errors"] = sum(map(errored, lines))
     for name, keep in (
         ("gold_current", lambda l: l["gold_is_current"] is True),
         ("gold_superseded", lambda l: l["gold_is_current"] is False),
@@ -103,7 +104,7 @@ def _tools_row(lines: list[dict]) -> dict:
             and article_key(str(a.get("article", a.get("article_number", "")))) == article_key(line["article_number"])
             for c, a in zip(calls, args)
         )
-        no_tool += not calls and line["error"] is None
+        no_tool += not calls and not errored(line)
     n = len(lines)
     return {
         "n": n,

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .runner import winners
+from .client import dry_run_estimate
+from .runner import errored, winners
 from .systems import estimate_tokens
 
 SPLIT = "core"  # model runs ask the core split (B16), or its §6 subsample
@@ -16,7 +17,7 @@ SPLIT = "core"  # model runs ask the core split (B16), or its §6 subsample
 class ModelRun:
     """One model's runs in one mode: the items asked (all languages) and every line of their logs."""
 
-    slug: str  # the published slug (`{model_short}`, `recite`)
+    slug: str  # the model slug sent to the endpoint (`anthropic/claude-sonnet-5`), `recite` (PROTOCOL §8)
     items: list[dict]
     lines: list[dict]
 
@@ -62,8 +63,8 @@ def actual(run: ModelRun) -> dict:
     )
     return {
         "items": len(run.items),
-        "answered": sum(1 for line in won if not line.get("error")),
-        "errors": sum(1 for line in won if line.get("error")),
+        "answered": sum(1 for line in won if not errored(line)),
+        "errors": sum(1 for line in won if errored(line)),
         "input_tokens": tokens_in,
         "output_tokens": tokens_out,
         "usd": reported if reported > 0 else from_tokens,
@@ -81,7 +82,7 @@ def run_report(mode: str, runs: Iterable[ModelRun], settings: Mapping) -> dict:
     receipts = [line["receipt"] for run in runs for line in run.lines if "receipt" in line]
     return {
         "mode": mode,
-        "estimate": {**estimates, "total_usd": sum(e["usd"] for e in estimates.values())},
+        "estimate": dry_run_estimate(estimates),
         "actual": actuals,
         "actual_total_usd": sum(a["usd"] for a in actuals.values()),
         "sample_size": max((len(run.items) for run in runs), default=0),

@@ -19,7 +19,7 @@ import threading
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,12 +117,18 @@ def read_log(path: Path | str) -> list[dict]:
     return lines
 
 
+def errored(line: Mapping) -> bool:
+    """PROTOCOL §7: a line carries `error` only when its item errored, and a reader of the published
+    format counts the key as an error. Our logs from before that wrote `"error": null`: no error."""
+    return line.get("error") is not None
+
+
 def winners(lines: Iterable[dict]) -> dict[str, dict]:
     """PROTOCOL §7: per id its last error-free line, else its last errored line."""
     best: dict[str, dict] = {}
     for line in lines:
         held = best.get(line["id"])
-        if held is None or not line.get("error") or held.get("error"):
+        if held is None or not errored(line) or errored(held):
             best[line["id"]] = line
     return best
 
@@ -174,12 +180,14 @@ def published_system(system: System) -> str:
 
 
 def _timed_answer(system: System, item: dict) -> tuple[Answer, str, str, float]:
-    started, t0 = utc_now(), time.monotonic()
+    """The answer, its start and end (UTC) and its latency: the seconds it took, less the back-off
+    slept between retries (PROTOCOL §7), so a rate-limited endpoint does not look slow."""
+    started, t0, backoff = utc_now(), time.monotonic(), system.backoff_s()
     try:
         answer = system.answer(item)
     except Exception as exc:  # PROTOCOL §4: answer "", scored, the error recorded; the run goes on
         answer = Answer(text="", error=f"{type(exc).__name__}: {exc}")
-    return answer, started, utc_now(), time.monotonic() - t0
+    return answer, started, utc_now(), time.monotonic() - t0 - (system.backoff_s() - backoff)
 
 
 def price_per_mtok(system: System) -> dict | None:
@@ -227,7 +235,7 @@ def result_line(
         "verdict": verdict_of(answer.text, item),
         **({"tool_calls": answer.tool_calls} if base_mode(system.mode) == "agentic" else {}),
         **answer.extras,
-        "error": answer.error,
+        **({"error": answer.error} if answer.error is not None else {}),  # only when errored (§7)
         "system_key": system.key,
         "cost_reported_usd": cost_reported,
         "call_log": calls,
@@ -288,7 +296,7 @@ def run_items(
     check_resumable(path, lines, system.settings(), new_run=new_run)
     if not path.exists():
         lines = []
-    done = {i for i, line in winners(lines).items() if not (retry_errors and line.get("error"))}
+    done = {i for i, line in winners(lines).items() if not (retry_errors and errored(line))}
     pending = [item for item in items if item["id"] not in done]
     summary = RunSummary(system=system.key, path=path, items=len(items), skipped=len(items) - len(pending))
     stop, lock = threading.Event(), threading.Lock()  # stop: no new call starts
@@ -302,7 +310,7 @@ def run_items(
                 log.flush()
                 os.fsync(log.fileno())  # durable before this worker asks its next item
                 summary.asked += 1
-                summary.errors += line["error"] is not None
+                summary.errors += errored(line)
                 summary.labels[line["verdict"]["label"]] += 1
                 summary.input_tokens += line["input_tokens"]
                 summary.output_tokens += line["output_tokens"]
@@ -340,10 +348,10 @@ def log_status(items: Iterable[dict], log: dict[str, dict]) -> dict:
     """What a run log says about `items` (issue 14 item 4): answered, errored, not yet asked, and the
     commonest error text among the winning lines."""
     ids = [item["id"] for item in items]
-    errors = Counter(log[i]["error"] for i in ids if i in log and log[i].get("error"))
+    errors = Counter(log[i]["error"] for i in ids if i in log and errored(log[i]))
     return {
         "items": len(ids),
-        "answered": sum(1 for i in ids if i in log and not log[i].get("error")),
+        "answered": sum(1 for i in ids if i in log and not errored(log[i])),
         "errored": sum(errors.values()),
         "not_asked": sum(1 for i in ids if i not in log),
         "commonest_error": errors.most_common(1)[0][0] if errors else None,
@@ -366,7 +374,7 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
                 **{k: item.get(k) for k in ITEM_FIELDS},
                 "system": system_key,
                 "answer": record["answer"],
-                "error": record["error"],
+                **({"error": record["error"]} if errored(record) else {}),  # the line's shape (§7)
                 "verdict": verdict_of(record["answer"], item),
                 "model": record.get("model"),
                 "served_model": record.get("served_model"),

@@ -23,6 +23,7 @@ from chpit_assets.pit.tools import PitTools
 from chpit_assets.runs.client import EndpointConfig
 from chpit_assets.runs.run_report import ModelRun, run_report
 from chpit_assets.runs.runner import (
+    errored,
     load_log,
     log_status,
     prepare_system,
@@ -168,7 +169,8 @@ def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings:
             if core_path(chpit.build_dir, path.stem).exists()
             for item in run_items_for(chpit, path.stem, config)
         ]
-        slug = lines[-1]["system"].split("/")[0] if lines else key.split("/")[0]
+        # PROTOCOL §8 keys by the model slug the lines were asked of (`model`); recite has none.
+        slug = next((line["model"] for line in reversed(lines) if line.get("model")), key.split("/")[0])
         runs.append(ModelRun(slug=slug, items=items, lines=lines))
     report = run_report(mode, runs, {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED})
     path = chpit.report_dir / f"run-report-{mode}.json"
@@ -203,7 +205,7 @@ def _verdict_metadata(lines: list[dict], missing: list[str]) -> dict:
     return {
         "n": len(lines),
         "missing": len(missing),
-        "errors": sum(line["error"] is not None for line in lines),
+        "errors": sum(map(errored, lines)),
         "correct_share": round(correct / len(lines), 4) if lines else 0.0,
         "labels": dg.MetadataValue.json(dict(sorted(labels.items()))),
     }
