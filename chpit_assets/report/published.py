@@ -96,7 +96,8 @@ def published_system(key: str) -> str:
     return published_name(key) if parse_system_key(key).slug is None else key
 
 
-def _our_system(name: str) -> str:
+def our_system(name: str) -> str:
+    """A published system name -> our key (`recite/recite` -> `recite`); the inverse of published_system."""
     head, _, tail = name.partition("/")
     return head if head == tail and head in LOOKUP_MODES else name
 
@@ -291,7 +292,7 @@ def results_tables(report: dict) -> str:
 def summary_order(name: str) -> tuple:
     """recite/recite, then closed, current, pit, agentic; within a mode the published models'
     order, then any other model alphabetically (§8)."""
-    parsed = parse_system_key(_our_system(name))
+    parsed = parse_system_key(our_system(name))
     if parsed.slug is None:  # recite first; our model-free systems after it (issue 16)
         return (0, LOOKUP_MODES.index(parsed.mode), "")
     rank = PUBLISHED_MODELS.index(parsed.slug) if parsed.slug in PUBLISHED_MODELS else len(PUBLISHED_MODELS)

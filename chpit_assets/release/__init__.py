@@ -1,0 +1,13 @@
+"""A published CH-PiT release (issue 24): pull it from the Hub, validate it, run systems on its core
+with the published contexts, and report beside the published rows.
+
+Public API: `pull` (pull.py), `validate_release` (validate.py), `open_release` (layout.py),
+`run_release` (run.py), `release_report` (report.py), and `ReleaseError`.
+"""
+
+from .errors import ReleaseError
+from .layout import Release, open_release, release_home
+from .pull import pull
+from .validate import validate_release
+
+__all__ = ["Release", "ReleaseError", "open_release", "pull", "release_home", "validate_release"]
