@@ -86,7 +86,8 @@ def rescore_check(release: Release) -> dict:
 
 
 def our_scored(release: Release) -> dict[str, list[dict]]:
-    """{system key: scored lines} of the user's runs on this release (winner per item, re-scored)."""
+    """{system: scored lines} of the user's runs on this release (winner per item, re-scored), named
+    as the published rows are (`{model_short}/{mode}`), so a system the release also has meets it."""
     items = core_items(release)
     out: dict[str, list[dict]] = {}
     for path in sorted(release.results_dir.rglob("*.jsonl")):
@@ -98,7 +99,7 @@ def our_scored(release: Release) -> dict[str, list[dict]]:
             line = log.get(item["id"])
             if line is not None:
                 joined = {**{k: item.get(k) for k in ITEM_FIELDS}, **line, "verdict": verdict_of(line["answer"], item)}
-                out.setdefault(key, []).append(joined)
+                out.setdefault(our_system(line["system"]), []).append(joined)
     return out
 
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from chpit_assets.bench.items import SEED
+from chpit_assets.runs.run_report import write_run_report
 from chpit_assets.runs.runner import RunSummary, prepare_system, results_path, run_items
 from chpit_assets.runs.sample import select_items
 from chpit_assets.runs.systems import Answer, ContextSystem, System, parse_system_key
@@ -129,7 +131,10 @@ class Sourced(System):
 
     def answer(self, item: dict) -> Answer:
         self.contexts.take_source()
-        answer = self.inner.answer(item)
+        try:
+            answer = self.inner.answer(item)
+        except Exception as exc:  # PROTOCOL §4: answer "", the error on the line -- and where it was sought
+            answer = Answer(text="", error=f"{type(exc).__name__}: {exc}")
         source = self.contexts.take_source()
         if source is not None:
             answer.extras = {**answer.extras, "context_source": source}
@@ -200,4 +205,13 @@ def run_release(
             client = getattr(system, "client", None)
             if client is not None:
                 client.close()
+        if parsed.mode != "oracle":  # §8: recite and the model modes have run reports
+            settings = {
+                "reasoning_effort": system.config.reasoning_effort if system.config else None,
+                "workers": workers,
+                "sample_per_lang": sample_per_lang,
+                "seed": SEED,
+                "temperature": system.config.temperature if system.config else 0.0,
+            }
+            write_run_report(parsed.mode, release.results_dir, release.report_dir, items.__getitem__, settings)
     return ReleaseRun(release, summaries)

@@ -3,11 +3,15 @@ took, rewritten after each model. A pure function of the run logs' lines and the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+from chpit_assets.files import write_atomic
 
 from .client import dry_run_estimate
-from .runner import errored, winners
+from .runner import errored, read_log, winners
 from .systems import estimate_tokens
 
 SPLIT = "core"  # model runs ask the core split (B16), or its §6 subsample
@@ -98,3 +102,31 @@ def run_report(mode: str, runs: Iterable[ModelRun], settings: Mapping) -> dict:
             "max_tokens_ladder": list(settings.get("max_tokens_ladder", (8192, 16384))),
         },
     }
+
+
+def mode_runs(mode: str, results_dir: Path, items_of: Callable[[str], list[dict]]) -> list[ModelRun]:
+    """Every model's run of `mode` in `results_dir` ({system}/{lang}.jsonl): its lines and the items
+    asked (`items_of(lang)`, per language it has a log for)."""
+    pattern = "recite/*.jsonl" if mode == "recite" else f"*/{mode}/*.jsonl"
+    logs: dict[str, list[Path]] = {}
+    for path in sorted(results_dir.glob(pattern)):
+        if path.name.count(".") == 1:  # {lang}.jsonl, not {lang}.scored.jsonl
+            logs.setdefault(str(path.parent.relative_to(results_dir)), []).append(path)
+    runs = []
+    for key, paths in sorted(logs.items()):
+        lines = [line for path in paths for line in read_log(path)]
+        items = [item for path in paths for item in items_of(path.stem)]
+        # PROTOCOL §8 keys by the model slug the lines were asked of (`model`); recite has none.
+        slug = next((line["model"] for line in reversed(lines) if line.get("model")), key.split("/")[0])
+        runs.append(ModelRun(slug=slug, items=items, lines=lines))
+    return runs
+
+
+def write_run_report(
+    mode: str, results_dir: Path, report_dir: Path, items_of: Callable[[str], list[dict]], settings: Mapping
+) -> Path:
+    """Rewrite `{report_dir}/run-report-{mode}.json` from every log of that mode (PROTOCOL §8)."""
+    report = run_report(mode, mode_runs(mode, results_dir, items_of), settings)
+    path = report_dir / f"run-report-{mode}.json"
+    write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    return path

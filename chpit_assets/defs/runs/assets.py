@@ -7,7 +7,6 @@ Systems are a dynamic partition axis (`systems`); register keys with
 `register_systems(instance, keys)` before materialising them.
 """
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -18,17 +17,15 @@ from typing import Any
 import dagster as dg
 
 from chpit_assets.bench.items import SEED, core_path
-from chpit_assets.files import write_atomic
 from chpit_assets.pit.tools import PitTools
+from chpit_assets.runs import run_report as run_reports
 from chpit_assets.runs.client import EndpointConfig
-from chpit_assets.runs.run_report import ModelRun, run_report
 from chpit_assets.runs.runner import (
     errored,
     load_log,
     log_status,
     prepare_system,
     read_jsonl,
-    read_log,
     results_path,
     run_items,
     scored_path,
@@ -155,27 +152,17 @@ def run_items_for(chpit: ChpitStore, lang: str, config: RunsConfig) -> list[dict
 
 def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings: dict) -> Path:
     """Rewrite `run-report-{mode}.json` (PROTOCOL §8) from every run log of that mode in results/."""
-    runs = []
-    pattern = "recite/*.jsonl" if mode == "recite" else f"*/{mode}/*.jsonl"
-    logs: dict[str, list[Path]] = {}
-    for path in sorted(chpit.results_dir.glob(pattern)):
-        if path.name.count(".") == 1:  # {lang}.jsonl, not {lang}.scored.jsonl
-            logs.setdefault(str(path.parent.relative_to(chpit.results_dir)), []).append(path)
-    for key, paths in sorted(logs.items()):
-        lines = [line for path in paths for line in read_log(path)]
-        items = [
-            item
-            for path in paths
-            if core_path(chpit.build_dir, path.stem).exists()
-            for item in run_items_for(chpit, path.stem, config)
-        ]
-        # PROTOCOL §8 keys by the model slug the lines were asked of (`model`); recite has none.
-        slug = next((line["model"] for line in reversed(lines) if line.get("model")), key.split("/")[0])
-        runs.append(ModelRun(slug=slug, items=items, lines=lines))
-    report = run_report(mode, runs, {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED})
-    path = chpit.report_dir / f"run-report-{mode}.json"
-    write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-    return path
+
+    def items_of(lang: str) -> list[dict]:
+        return run_items_for(chpit, lang, config) if core_path(chpit.build_dir, lang).exists() else []
+
+    return run_reports.write_run_report(
+        mode,
+        chpit.results_dir,
+        chpit.report_dir,
+        items_of,
+        {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED},
+    )
 
 
 def _core_items(chpit: ChpitStore, lang: str) -> list[dict]:
