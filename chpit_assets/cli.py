@@ -238,6 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     runs = run_parser.add_argument_group("runs", "which items, and how a run meets its earlier log")
     runs.add_argument(
+        "--items",
+        default="",
+        help="release:REV (pulled with `release pull`) or release-dir:PATH: the published release's core with its "
+        "published contexts, results apart from our build's (default: our build's core)",
+    )
+    runs.add_argument(
         "--sample-per-lang",
         type=int,
         default=0,
@@ -263,7 +269,12 @@ def main(argv: list[str] | None = None) -> int:
         add_help=False,
         help="run tonight's nightly now: build, gate, free systems, report, gated publication (docs/scheduling.md)",
     )
+    sub.add_parser("release", add_help=False, help="pull, validate and report on a published release (issue 24)")
     args, rest = parser.parse_known_args(argv)
+    if args.command == "release":
+        from chpit_assets.release import cli as release_cli
+
+        return release_cli.main(rest)
     if args.command == "nightly":
         from chpit_assets import nightly
         from chpit_assets.instance import default_dagster_home
@@ -309,12 +320,17 @@ def main(argv: list[str] | None = None) -> int:
         "limit": args.limit,
         "retry_errors": args.retry_errors,
         "new_run": args.new_run,
+        "items": args.items,
     }
     fedlex_config = {
         "mode": args.source,
         "sparql_url": args.sparql_url,
         "sr_numbers": [n.strip() for n in args.sr_numbers.split(",") if n.strip()],
     }
+    if args.items:  # a published release: no build, its own results folder (chpit_assets/release)
+        from chpit_assets.release.cli import run_on_release
+
+        return run_on_release(langs, systems, model_config, runs_config)
     return _instance_checked(lambda: run(langs, systems, model_config, fedlex_config, runs_config))
 
 

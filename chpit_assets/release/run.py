@@ -159,6 +159,7 @@ def run_release(
     systems: list[str],
     root: Path | str,
     *,
+    langs: list[str] | None = None,
     tools=None,
     endpoints: dict | None = None,
     confirm: bool = False,

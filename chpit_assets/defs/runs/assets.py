@@ -137,6 +137,7 @@ class RunsConfig(dg.Config):
     sample_per_lang: int = 0  # PROTOCOL §6: N items per language (the published agentic rows: 100); 0 = all
     limit: int = 0  # the first N items (by id) of that, for a quick look; 0 = all
     today: str = ""  # ISO date the tools treat as today (recite, current); empty = the real date
+    items: str = ""  # release:REV / release-dir:PATH: a published release's core (chpit_assets/release); empty = ours
 
 
 def _tools(chpit: ChpitStore, today: str) -> PitTools:
