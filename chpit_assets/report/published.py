@@ -25,7 +25,6 @@ Readings where the protocol is silent (documented, tested):
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -122,8 +121,9 @@ def _share(count: int, total: int) -> float:
 
 
 def _mean(values: list[float]) -> float:
-    # fsum: exactly rounded, so the mean does not depend on the order the lines came in.
-    return math.fsum(values) / len(values) if values else 0.0
+    # Summed in line order, as the published report sums: the same order gives the same bits, so
+    # a published log kept in its file order reproduces the published means exactly.
+    return sum(values) / len(values) if values else 0.0
 
 
 def _split(out: dict, name: str, subset: list[dict]) -> None:
@@ -226,15 +226,20 @@ def tools_report(scored: Mapping[str, Iterable[dict]]) -> dict[str, dict]:
     return out
 
 
-def report_all(scored: Mapping[str, Iterable[dict]]) -> dict:
-    """§8 `report-all.json`: {lang: {system: {all|after|before: stats}}, tools}, langs and systems sorted."""
+def report_all(scored: Mapping[str, Iterable[dict]], *, file_order: bool = False) -> dict:
+    """§8 `report-all.json`: {lang: {system: {all|after|before: stats}}, tools}, langs and systems sorted.
+
+    Each system's lines are taken in id order, so the same answers give the same bytes however they
+    were logged; `file_order` keeps the order the lines first appear in instead, the published
+    report's order, for re-computing a published report-all.json from its logs bit for bit."""
     lists: dict[str, list[dict]] = {key: list(lines) for key, lines in scored.items()}
     hard = _hard_by_item(lists)
     out: dict = {}
     for lang in sorted({line["lang"] for lines in lists.values() for line in lines}):
         systems = {}
         for key in sorted(lists, key=published_system):
-            lines = sorted(winners(l for l in lists[key] if l["lang"] == lang).values(), key=lambda l: l["id"])
+            won = list(winners(l for l in lists[key] if l["lang"] == lang).values())
+            lines = won if file_order else sorted(won, key=lambda l: l["id"])
             if lines:
                 systems[published_system(key)] = {
                     part: _stats(lines if part == "all" else [l for l in lines if l["kind"] == part], hard)

@@ -146,11 +146,9 @@ def build_release(folder: Path, n: int = 8, cached: int = 2) -> dict[str, list[d
     files[f"{results}/results-recite-recite.jsonl"] = _jsonl(recite)
     files[f"{results}/mcp-cache.jsonl"] = _jsonl(cache)
     by_id = {it["id"]: it for core in cores.values() for it in core}
-    joined = {
-        key: [{**{k: by_id[line["id"]].get(k) for k in ITEM_FIELDS}, **line} for line in lines]
-        for key, lines in (("oracle", oracle), ("recite", recite))
-    }
-    published = report_all(joined)
+    # As in v2026.09, the published table has no oracle row; the oracle's log is there all the same.
+    joined = {"recite": [{**{k: by_id[line["id"]].get(k) for k in ITEM_FIELDS}, **line} for line in recite]}
+    published = report_all(joined, file_order=True)
     files[f"{results}/report-all.json"] = report_all_json(published).encode()
     for rel, data in files.items():
         write_atomic(folder / rel, data)
