@@ -56,7 +56,9 @@ class PublishedContexts:
                 if raw.strip():
                     try:
                         row = json.loads(raw)
-                        self.entries[row["key"]] = row["result"]
+                        # Re-keyed canonically, so an ASCII-escaped key finds the same call.
+                        name, arguments = json.loads(row["key"])
+                        self.entries[cache_key(name, arguments)] = row["result"]
                     except (ValueError, KeyError, TypeError):
                         raise ReleaseError(rel, f"line {n} is not a {{key, result}} cache entry") from None
         self._local = threading.local()

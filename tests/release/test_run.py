@@ -140,3 +140,18 @@ def test_means_are_summed_in_the_published_logs_order_so_they_reproduce_bit_for_
     in_file = report_all({"recite": lines}, file_order=True)["de"]["recite/recite"]["all"]["mean_gold_coverage"]
     by_id = report_all({"recite": lines})["de"]["recite/recite"]["all"]["mean_gold_coverage"]
     assert in_file == (0.1 + 0.2 + 0.3) / 3 and by_id == (0.2 + 0.3 + 0.1) / 3 and in_file != by_id
+
+
+def test_the_cache_finds_a_call_whatever_the_key_s_json_escaping(tmp_path, root):
+    from chpit_assets.release.run import PublishedContexts
+
+    folder = tmp_path / "other"
+    build_release(folder, cached=0)
+    arguments = {"sr_number": "220", "article": "336a", "lang": "fr", "as_of": "2020-01-01"}
+    key = json.dumps(["ch_get_act_article", {**arguments, "article": "336a — bis"}], sort_keys=True)  # \\u2014
+    (folder / f"results/{REVISION}/mcp-cache.jsonl").write_text(json.dumps({"key": key, "result": {"x": 1}}) + "\n")
+    contexts = PublishedContexts(open_release(f"release-dir:{folder}", root))
+    assert contexts.call_tool(None, "ch_get_act_article", {**arguments, "article": "336a — bis"}) == {"x": 1}
+    assert contexts.take_source() == PUBLISHED_CACHE
+    with pytest.raises(ReleaseError, match="no published result for ch_get_act_article"):
+        contexts.call_tool(None, "ch_get_act_article", arguments)
