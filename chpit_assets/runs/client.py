@@ -330,8 +330,9 @@ class ChatClient:
                 raise self._error(f"{problem}; {exc}") from None
             t0 = time.monotonic()
             self._sleep(delay)
-            slept += time.monotonic() - t0
-            self._backoff.total = self.backoff_s() + time.monotonic() - t0
+            waited = time.monotonic() - t0
+            slept += waited
+            self._backoff.total = self.backoff_s() + waited
         raise self._error(f"gave up after {policy.attempts} attempts, last: {problem}")
 
     def _parse(self, resp: httpx.Response, body: Any, attempts: int, latency: float, max_tokens: int) -> ChatReply:
