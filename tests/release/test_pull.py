@@ -99,13 +99,26 @@ def test_a_file_changed_after_the_pull_is_named_by_its_sha256(hub, root):
         validate_release(release)
 
 
-def test_counts_must_be_the_declared_caps(tmp_path, root):
+def test_counts_beyond_the_declared_caps_are_refused(tmp_path, root):
     folder = tmp_path / "v"
     build_release(folder)
     report = json.loads((folder / "build-report.json").read_text())
-    report["caps"]["per_lang_cap"] = 5000
+    report["caps"]["core_per_lang"] = 3
     (folder / "build-report.json").write_text(json.dumps(report))
-    with pytest.raises(ReleaseError, match="build-report.json: de: 8/4 items, the caps are 5000/4"):
+    with pytest.raises(ReleaseError, match="build-report.json: de: 8/4 items, beyond the caps 8/3"):
+        validate_release(open_release(f"release-dir:{folder}", root))
+
+
+def test_a_parquet_row_whose_text_differs_from_the_raw_file_is_named(tmp_path, root):
+    from chpit_assets.publish.dataset import parquet_bytes
+
+    folder = tmp_path / "v"
+    core = build_release(folder)["fr"]
+    core[1] = {**core[1], "distractor": {**core[1]["distractor"], "text": "1 Autre texte entièrement différent ici."}}
+    (folder / "data/fr/core-00000.parquet").write_bytes(parquet_bytes(core))
+    with pytest.raises(
+        ReleaseError, match=f"data/fr/core-00000.parquet: item {core[1]['id']}: distractor.text differs"
+    ):
         validate_release(open_release(f"release-dir:{folder}", root))
 
 
