@@ -177,6 +177,9 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
             return f"{name} must be >= {low}, got {value}"
     if not args.timeout > 0:
         return f"--timeout must be > 0 seconds, got {args.timeout}"
+    kind, _, where = args.items.partition(":")
+    if args.items and (kind not in ("release", "release-dir") or not where):
+        return f"--items takes release:REVISION or release-dir:PATH, not {args.items!r}"
     return ""
 
 

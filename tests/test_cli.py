@@ -133,6 +133,7 @@ def test_the_default_languages_are_the_published_ones(capsys):
                 workers=1,
                 max_tokens=8192,
                 timeout=1.0,
+                items="",
             ),
             list(BENCH_LANGS),
             ["oracle"],

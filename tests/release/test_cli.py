@@ -58,3 +58,8 @@ def test_a_release_that_is_not_pulled_is_a_clear_error(root, capsys):
     assert main(["release", "validate", "release:v2026.09"]) == 1
     assert "release v2026.09 is not pulled" in capsys.readouterr().err
     assert main(["run", "--items", "release:v2026.09", "--systems", "oracle"]) == 1
+
+
+def test_a_malformed_items_argument_is_a_usage_error(capsys):
+    assert main(["run", "--items", "v2026.09", "--systems", "oracle"]) == 2
+    assert "--items takes release:REVISION or release-dir:PATH" in capsys.readouterr().err
