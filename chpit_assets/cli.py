@@ -233,7 +233,7 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
     paid = args.base_url and not EndpointConfig(args.base_url, "m").is_local
     if paid and args.price_in is None and any(parse_system_key(k).asks_model for k in systems):
         return (
-            f"no price for model '{(args.model or args.model_slug).rsplit('/', 1)[-1]}': a paid endpoint needs "
+            f"no price for model '{args.model or args.model_slug}': a paid endpoint needs "
             f"--price-in and --price-out (USD per 1M tokens) before anything is asked"
         )
     for name, value, low in (
@@ -248,6 +248,9 @@ def check_run_args(args: argparse.Namespace, langs: list[str], systems: list[str
         return f"--timeout must be > 0 seconds, got {args.timeout}"
     if args.sr_numbers.strip() and args.source != "live":
         return "--sr-numbers selects acts of live Fedlex: it needs --source live (the sample has only its own acts)"
+    kind, _, where = args.items.partition(":")
+    if args.items and (kind not in ("release", "release-dir") or not where):
+        return f"--items takes release:REVISION or release-dir:PATH, not {args.items!r}"
     from chpit_assets.runs.options import check_model_options
 
     return check_model_options(args, systems)
@@ -323,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     execution.add_argument("--celery-queue", default="dagster", help="celery only: the queue the workers consume")
     runs = run_parser.add_argument_group("runs", "which items, and how a run meets its earlier log")
     runs.add_argument(
+        "--items",
+        default="",
+        help="release:REV (pulled with `release pull`) or release-dir:PATH: the published release's core with its "
+        "published contexts, results apart from our build's (default: our build's core)",
+    )
+    runs.add_argument(
         "--sample-per-lang",
         type=int,
         default=0,
@@ -355,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
 
     inspect_cli.add_arguments(sub.add_parser("inspect", help="chpit run logs to and from Inspect .eval logs"))
     sub.add_parser("compare", add_help=False, help="two systems on the same items: paired difference, exact McNemar")
+    sub.add_parser("release", add_help=False, help="pull, validate and report on a published release (issue 24)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "inspect":
         return inspect_cli.main(parser.parse_args(argv))
@@ -362,6 +372,10 @@ def main(argv: list[str] | None = None) -> int:
         from chpit_assets.report.compare import main as compare
 
         return compare(rest)
+    if args.command == "release":
+        from chpit_assets.release import cli as release_cli
+
+        return release_cli.main(rest)
     if args.command == "nightly":
         from chpit_assets import nightly
         from chpit_assets.instance import default_dagster_home
@@ -409,14 +423,19 @@ def main(argv: list[str] | None = None) -> int:
         "retry_errors": args.retry_errors,
         "new_run": args.new_run,
         "repeats": args.repeats,
+        "items": args.items,
     }
     fedlex_config = {
         "mode": args.source,
         "sparql_url": args.sparql_url,
         "sr_numbers": [n.strip() for n in args.sr_numbers.split(",") if n.strip()],
     }
-    execution = executor_config(args.executor, args.celery_broker, args.celery_queue)
-    return _instance_checked(lambda: run(langs, systems, model_config, fedlex_config, runs_config, execution))
+    if args.items:  # a published release: no build, its own results folder (chpit_assets/release)
+        from chpit_assets.release.cli import run_on_release
+
+        return run_on_release(langs, systems, model_config, runs_config)
+    executor = executor_config(args.executor, args.celery_broker, args.celery_queue)
+    return _instance_checked(lambda: run(langs, systems, model_config, fedlex_config, runs_config, executor))
 
 
 if __name__ == "__main__":

@@ -158,6 +158,7 @@ def test_the_default_languages_are_the_published_ones(capsys):
                 cutoff="",
                 source="sample",
                 sr_numbers="",
+                items="",
             ),
             list(BENCH_LANGS),
             ["oracle"],

@@ -73,8 +73,8 @@ def failures_of(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]) -> 
         for record in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
             event = record.dagster_event
             assert event is not None
-            evaluation = event.event_specific_data
-            if getattr(evaluation, "passed", True) or not getattr(evaluation, "blocking", True):
+            evaluation = event.asset_check_evaluation_data
+            if evaluation.passed or not evaluation.blocking:
                 continue
             metadata = {k: v.value for k, v in (evaluation.metadata or {}).items()}
             reason = evaluation.description or "; ".join(f"{k}: {v}" for k, v in metadata.items())

@@ -1,20 +1,21 @@
 """The three tools' arguments, as ONE pydantic model per tool (PROTOCOL §5).
 
-From these models come both the OpenAI function specs served to agentic models
-(`TOOL_SPECS`) and by `chpit-mcp`, and the validation every call goes through
-(`validate_arguments`), so what a model is told and what is enforced cannot drift.
-Names, types, defaults, required fields and descriptions are the published ones,
-verbatim: models see them, so they are protocol data (PROTOCOL §5, R2 in §9: only
-`ch_get_act_article` defaults to today, `ch_get_act_text` requires `as_of`, history has
-none). We add bounds (string lengths, offset/max_chars ranges) and refuse unknown
-arguments, so a hostile or confused caller gets a clear error instead of a silent
-default or a huge echo (issue 15).
+The models validate every call (`validate_arguments`). What a model is shown is the published
+list itself, vendored as `published-tools.json` and sent as it is, key order included
+(`TOOL_SPECS`, PROTOCOL §5): the schema is protocol data, and its size is part of the agentic
+prompt. Names, types, defaults, required fields and descriptions of the models are the published
+ones (a test derives the advertised schema from them and compares it with the vendored file, so
+the two cannot drift; R2 in §9: only `ch_get_act_article` defaults to today, `ch_get_act_text`
+requires `as_of`, history has none). We add bounds (string lengths, offset/max_chars ranges) and
+refuse unknown arguments, so a hostile or confused caller gets a clear error instead of a silent
+default or a huge echo (issue 15); the bounds are enforced here, never advertised.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -103,19 +104,12 @@ class SearchArgs(_Args):
     )
 
 
+PUBLISHED_TOOLS_FILE = Path(__file__).with_name("published-tools.json")
+# The exact list the published agentic runs sent (PROTOCOL §5), byte for byte the spec's file.
+TOOL_SPECS: list[dict[str, Any]] = json.loads(PUBLISHED_TOOLS_FILE.read_text(encoding="utf-8"))
+
 DESCRIPTIONS = {
-    "ch_get_act_article": (
-        "Text of one article of a Swiss federal act (Fedlex) as consolidated on a date. Returns the edition whose "
-        "validity interval covers as_of; without as_of, the edition in force today. Response: {sr_number, "
-        "abbreviation, title, lang, as_of, version{version_id, date_applicability, date_end_applicability, "
-        "eli_consolidation_uri}, article{e_id, article_number, marginal_note, text}} or {error: "
-        "'no_edition_for_date' | 'article_not_found'}."
-    ),
-    "ch_get_act_history": (
-        "Edition history of a Swiss federal act: every consolidated edition with its validity interval, and the "
-        "per-article changes between consecutive editions (optionally filtered to one article)."
-    ),
-    "ch_get_act_text": "Full text of a Swiss federal act in the edition in force on a date, paged by character offset.",
+    **{spec["function"]["name"]: spec["function"]["description"] for spec in TOOL_SPECS},
     "ch_search_articles": (
         "Search the articles of Swiss federal acts (Fedlex) in the editions in force on a date; without as_of, "
         "the editions in force today. Response: {query, lang, as_of, hits: [{sr_number, abbreviation, "
@@ -135,9 +129,13 @@ SEARCH_ARGUMENTS: dict[str, type[_Args]] = {"ch_search_articles": SearchArgs}
 _ALL_ARGUMENTS = {**ARGUMENTS, **SEARCH_ARGUMENTS}
 
 
-def _parameters(model: type[_Args]) -> dict[str, Any]:
+# Enforced by the models, not part of the published schema (PROTOCOL §5: bounds are not advertised).
+_BOUNDS = ("minLength", "maxLength", "minimum", "maximum")
+
+
+def advertised_parameters(model: type[_Args]) -> dict[str, Any]:
     """The model's JSON schema in the published shape: no pydantic titles, `str | None` as a plain
-    optional string, no `default: null`."""
+    optional string, no `default: null`, no bounds and no `additionalProperties`."""
     schema = model.model_json_schema()
     properties = {}
     for name, prop in schema["properties"].items():
@@ -147,27 +145,18 @@ def _parameters(model: type[_Args]) -> dict[str, Any]:
             prop = {**branch, **prop}
         if "default" in prop and prop["default"] is None:
             del prop["default"]
-        properties[name] = prop
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": schema.get("required", []),
-        "additionalProperties": False,
-    }
+        properties[name] = {k: v for k, v in prop.items() if k not in _BOUNDS}
+    return {"type": "object", "properties": properties, "required": schema.get("required", [])}
 
 
-PARAMETERS: dict[str, dict[str, Any]] = {name: _parameters(model) for name, model in _ALL_ARGUMENTS.items()}
-
-
-def _spec(name: str) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": name, "description": DESCRIPTIONS[name], "parameters": PARAMETERS[name]},
-    }
-
-
-TOOL_SPECS: list[dict[str, Any]] = [_spec(name) for name in TOOL_NAMES]
-SEARCH_TOOL_SPECS: list[dict[str, Any]] = TOOL_SPECS + [_spec(name) for name in SEARCH_ARGUMENTS]
+PARAMETERS: dict[str, dict[str, Any]] = {
+    **{spec["function"]["name"]: spec["function"]["parameters"] for spec in TOOL_SPECS},
+    **{name: advertised_parameters(model) for name, model in SEARCH_ARGUMENTS.items()},
+}
+SEARCH_TOOL_SPECS: list[dict[str, Any]] = TOOL_SPECS + [
+    {"type": "function", "function": {"name": name, "description": DESCRIPTIONS[name], "parameters": PARAMETERS[name]}}
+    for name in SEARCH_ARGUMENTS
+]
 
 
 def _reason(error: Mapping[str, Any]) -> str:

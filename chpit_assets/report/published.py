@@ -15,8 +15,8 @@ Readings where the protocol is silent (documented, tested):
 - The hard-from keys (§8 `--hard-from`) are added whenever a recite run is among the inputs.
 - Tools report: "lines with tool_calls" are the agentic systems' lines (only agentic lines carry
   tool calls in the published log; our scored view gives every line a list, empty when no tool
-  ran). `share_correct_when_as_of` splits on `as_of_any` (a date passed at all), the header's
-  "correct % (as_of)"; the right date is `share_as_of_correct`.
+  ran). `share_correct_when_as_of` / `_no_as_of` split on `as_of_passed` (the item's own date
+  passed), as the published tools report does; a date passed at all is `share_as_of_any`.
 - summary.md leaves the oracle out (the published rows start at recite/recite); a language a
   system has no lines in shows "–" in de / fr / it, and without a recite run the two
   date-sensitive columns are "–" (there is no split to pool).
@@ -25,12 +25,12 @@ Readings where the protocol is silent (documented, tested):
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table_lines
+from chpit_assets.runs.runner import errored
 from chpit_assets.runs.systems import our_key, parse_system_key, published_name
 
 from .columns import Column, headers, key_column
@@ -111,8 +111,8 @@ def published_system(key: str) -> str:
 
 
 def _errored(line: dict) -> bool:
-    """§8: an error is an `error` or an `oracle_error` on the line."""
-    return bool(line.get("error")) or bool(line.get("oracle_error"))
+    """§8: an error is an `error` or an `oracle_error` on the line (the latter only in published lines)."""
+    return errored(line) or "oracle_error" in line
 
 
 def winners(lines: Iterable[dict]) -> dict[str, dict]:
@@ -130,8 +130,9 @@ def _share(count: int, total: int) -> float:
 
 
 def _mean(values: list[float]) -> float:
-    # fsum: exactly rounded, so the mean does not depend on the order the lines came in.
-    return math.fsum(values) / len(values) if values else 0.0
+    # Summed in line order, as the published report sums: the same order gives the same bits, so
+    # a published log kept in its file order reproduces the published means exactly.
+    return sum(values) / len(values) if values else 0.0
 
 
 def _split(out: dict, name: str, subset: list[dict]) -> None:
@@ -218,8 +219,8 @@ def tools_report(scored: Mapping[str, Iterable[dict]]) -> dict[str, dict]:
             continue
         flags = [tool_flags(line) for line in lines]
         correct = [line["verdict"]["label"] == CORRECT for line in lines]
-        with_date = [c for c, f in zip(correct, flags) if f["as_of_any"]]
-        without = [c for c, f in zip(correct, flags) if not f["as_of_any"]]
+        with_date = [c for c, f in zip(correct, flags) if f["as_of_passed"]]
+        without = [c for c, f in zip(correct, flags) if not f["as_of_passed"]]
         n = len(lines)
         out[published_system(key)] = {
             "n": n,
@@ -234,15 +235,20 @@ def tools_report(scored: Mapping[str, Iterable[dict]]) -> dict[str, dict]:
     return out
 
 
-def report_all(scored: Mapping[str, Iterable[dict]]) -> dict:
-    """§8 `report-all.json`: {lang: {system: {all|after|before: stats}}, tools}, langs and systems sorted."""
+def report_all(scored: Mapping[str, Iterable[dict]], *, file_order: bool = False) -> dict:
+    """§8 `report-all.json`: {lang: {system: {all|after|before: stats}}, tools}, langs and systems sorted.
+
+    Each system's lines are taken in id order, so the same answers give the same bytes however they
+    were logged; `file_order` keeps the order the lines first appear in instead, the published
+    report's order, for re-computing a published report-all.json from its logs bit for bit."""
     lists: dict[str, list[dict]] = {key: list(lines) for key, lines in scored.items()}
     hard = _hard_by_item(lists)
     out: dict = {}
     for lang in sorted({line["lang"] for lines in lists.values() for line in lines}):
         systems = {}
         for key in sorted(lists, key=published_system):
-            lines = sorted(winners(l for l in lists[key] if l["lang"] == lang).values(), key=lambda l: l["id"])
+            won = list(winners(l for l in lists[key] if l["lang"] == lang).values())
+            lines = won if file_order else sorted(won, key=lambda l: l["id"])
             if lines:
                 systems[published_system(key)] = {
                     part: _stats(lines if part == "all" else [l for l in lines if l["kind"] == part], hard)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from chpit_assets.runs.runner import errored
+
 STAMPED = ("recite_label", "recite_as_of")
 
 
@@ -32,7 +34,7 @@ def recite_finished(recite_log: Mapping[str, dict]) -> str | None:
     """The recite run's finished date (YYYY-MM-DD): the latest lookup day of its error-free lines."""
     days = []
     for item_id, line in recite_log.items():
-        if line.get("error"):
+        if errored(line):
             continue
         day = (line.get("lookup") or {}).get("as_of")
         if not isinstance(day, str) or len(day) < 10:
@@ -62,7 +64,7 @@ def stamp_recite(items: Iterable[dict], recite_log: Mapping[str, dict]) -> list[
         line = recite_log.get(item["id"])
         if line is None:
             stamped.append(dict(item))
-        elif line.get("error"):
+        elif errored(line):
             stamped.append(with_stamp(item, None, None))
         else:
             stamped.append(with_stamp(item, line["verdict"]["label"], finished))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from chpit_assets.pit.keys import article_key, sr_key
+from chpit_assets.runs.runner import errored
 from chpit_assets.runs.systems import parse_system_key
 
 from .breakdowns import breakdown_rows, cutoff_rows
@@ -51,7 +52,7 @@ def recite_easy_by_id(scored: Mapping[str, list[dict]]) -> dict[str, bool]:
             if line.get("recite_label") is not None:
                 easy.setdefault(line["id"], line["recite_label"] == CORRECT)
     for line in scored.get("recite", []):
-        if line["error"] is None:
+        if not errored(line):
             easy[line["id"]] = line["verdict"]["label"] == CORRECT
         else:
             easy.pop(line["id"], None)
@@ -73,7 +74,7 @@ def _row(lines: list[dict], easy: Mapping[str, bool]) -> dict:
         row[f"{name}_pct"] = pct(row[name], n)
     for cov in COVERAGES:
         row[f"mean_{cov}"] = round(sum(line["verdict"][cov] for line in lines) / n, 4) if n else None
-    row["errors"] = sum(line["error"] is not None for line in lines)
+    row["errors"] = sum(map(errored, lines))
     for name, keep in (
         ("gold_current", lambda l: l["gold_is_current"] is True),
         ("gold_superseded", lambda l: l["gold_is_current"] is False),
@@ -107,7 +108,7 @@ def _tools_row(lines: list[dict]) -> dict:
         )
 
     def no_tool(line: dict) -> bool:
-        return not line["tool_calls"] and line["error"] is None
+        return not line["tool_calls"] and not errored(line)
 
     n = len(lines)
     tests = {"right_date": right_date, "right_act_article": right_article, "no_tool": no_tool}

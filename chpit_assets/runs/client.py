@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -202,7 +203,7 @@ class ChatReply:
     prompt_tokens: int | None
     completion_tokens: int | None
     cost: float | None  # as reported by the endpoint (`usage.cost`), never estimated
-    latency_s: float
+    latency_s: float  # time spent in requests; the back-off sleeps between retries are not in it (§7)
     attempts: int
     max_tokens: int
     message: dict = field(default_factory=dict)  # the assistant message verbatim (PROTOCOL §5 appends it)
@@ -271,6 +272,11 @@ class ChatClient:
             transport=transport,
         )
         self._sleep = sleep
+        self._backoff = threading.local()  # per worker thread: each answers one item at a time
+
+    def backoff_s(self) -> float:
+        """Seconds this thread has slept between retries so far; a line's latency excludes them (§7)."""
+        return getattr(self._backoff, "total", 0.0)
 
     def close(self) -> None:
         self._http.close()
@@ -339,7 +345,7 @@ class ChatClient:
 
     def _complete(self, messages, tools, tool_choice, max_tokens: int) -> ChatReply:
         payload = self.payload(messages, tools, tool_choice, max_tokens)
-        started = time.monotonic()
+        started, slept = time.monotonic(), 0.0
         policy = self.config.retry
         for attempt in range(1, policy.attempts + 1):
             retry_after = None
@@ -354,7 +360,7 @@ class ChatClient:
                     body = None
                 code = _body_error_code(body)
                 if resp.status_code == 200 and code is None:
-                    return self._parse(resp, body, attempt, time.monotonic() - started, max_tokens)
+                    return self._parse(resp, body, attempt, time.monotonic() - started - slept, max_tokens)
                 problem = (
                     f"HTTP {resp.status_code}" + (f" (error code {code})" if code else "") + f": {resp.text[:300]}"
                 )
@@ -364,9 +370,14 @@ class ChatClient:
             if attempt == policy.attempts:
                 break
             try:
-                self._sleep(policy.delay(attempt, retry_after))
+                delay = policy.delay(attempt, retry_after)
             except RetryAfterTooLong as exc:
                 raise self._error(f"{problem}; {exc}") from None
+            t0 = time.monotonic()
+            self._sleep(delay)
+            waited = time.monotonic() - t0
+            slept += waited
+            self._backoff.total = self.backoff_s() + waited
         raise self._error(f"gave up after {policy.attempts} attempts, last: {problem}")
 
     def _post(self, payload: dict) -> httpx.Response:
@@ -452,7 +463,7 @@ def estimate_cost(config: EndpointConfig, n_items: int, input_tokens: int, outpu
     An unpriced paid endpoint is refused here, before any call; a loopback one is free."""
     if not config.priced and not config.is_local:
         raise UnpricedModelError(
-            f"no price for model '{config.model_short}' at {config.public_url}: pass --price-in and --price-out "
+            f"no price for model '{config.model}' at {config.public_url}: pass --price-in and --price-out "
             f"(USD per 1M tokens) or set price_input_per_mtok/price_output_per_mtok in the run config"
         )
     return {
@@ -461,6 +472,12 @@ def estimate_cost(config: EndpointConfig, n_items: int, input_tokens: int, outpu
         "output_tokens": output_tokens,
         "usd": config.usd(input_tokens, output_tokens),
     }
+
+
+def dry_run_estimate(estimates: Mapping[str, dict]) -> dict:
+    """The published estimate object (PROTOCOL §7 dry run, §8 `estimate`): `{<model slug>: {items,
+    input_tokens, output_tokens, usd}, ..., total_usd}`, keyed by the slug sent to the endpoint."""
+    return {**estimates, "total_usd": sum(e["usd"] for e in estimates.values())}
 
 
 def spend_confirmed(confirm: bool = False) -> bool:
@@ -476,12 +493,12 @@ def cost_gate(
     Returns True when the run may spend money (confirmed), False for a free local endpoint."""
     if config.is_local:
         return False
-    shown = {"endpoint": config.public_url, "model": config.model, **estimate, "usd": round(estimate["usd"], 4)}
-    (echo or (lambda s: print(s, file=sys.stderr)))("CH-PiT cost estimate: " + json.dumps(shown, sort_keys=True))
+    shown = dry_run_estimate({config.model: estimate})
+    (echo or (lambda s: print(s, file=sys.stderr)))("CH-PiT cost estimate: " + json.dumps(shown, ensure_ascii=False))
     if spend_confirmed(confirm):
         return True
     raise SpendNotConfirmedError(
-        f"refusing to run {estimate['items']} items against {config.public_url} (est. ${shown['usd']}) "
+        f"refusing to run {estimate['items']} items against {config.public_url} (est. ${round(estimate['usd'], 4)}) "
         f"without confirmation: pass --confirm-spend or set {CONFIRM_ENV}=1 (or {PUBLISHED_CONFIRM_ENV}=1)",
         estimate,
     )

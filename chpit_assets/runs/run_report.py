@@ -3,11 +3,16 @@ took, rewritten after each model. A pure function of the run logs' lines and the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from .runner import winners
-from .systems import estimate_tokens
+from chpit_assets.files import write_atomic
+
+from .client import dry_run_estimate
+from .runner import errored, read_log, repeat_of, winners
+from .systems import estimate_tokens, mode_entry, parse_system_key
 
 SPLIT = "core"  # model runs ask the core split (B16), or its §6 subsample
 
@@ -16,7 +21,7 @@ SPLIT = "core"  # model runs ask the core split (B16), or its §6 subsample
 class ModelRun:
     """One model's runs in one mode: the items asked (all languages) and every line of their logs."""
 
-    slug: str  # the published slug (`{model_short}`, `recite`)
+    slug: str  # the model slug sent to the endpoint (`anthropic/claude-sonnet-5`), `recite` (PROTOCOL §8)
     items: list[dict]
     lines: list[dict]
 
@@ -62,8 +67,8 @@ def actual(run: ModelRun) -> dict:
     )
     return {
         "items": len(run.items),
-        "answered": sum(1 for line in won if not line.get("error")),
-        "errors": sum(1 for line in won if line.get("error")),
+        "answered": sum(1 for line in won if not errored(line)),
+        "errors": sum(1 for line in won if errored(line)),
         "input_tokens": tokens_in,
         "output_tokens": tokens_out,
         "usd": reported if reported > 0 else from_tokens,
@@ -81,7 +86,7 @@ def run_report(mode: str, runs: Iterable[ModelRun], settings: Mapping) -> dict:
     receipts = [line["receipt"] for run in runs for line in run.lines if "receipt" in line]
     return {
         "mode": mode,
-        "estimate": {**estimates, "total_usd": sum(e["usd"] for e in estimates.values())},
+        "estimate": dry_run_estimate(estimates),
         "actual": actuals,
         "actual_total_usd": sum(a["usd"] for a in actuals.values()),
         "sample_size": max((len(run.items) for run in runs), default=0),
@@ -97,3 +102,34 @@ def run_report(mode: str, runs: Iterable[ModelRun], settings: Mapping) -> dict:
             "max_tokens_ladder": list(settings.get("max_tokens_ladder", (8192, 16384))),
         },
     }
+
+
+def mode_runs(mode: str, results_dir: Path, items_of: Callable[[str], list[dict]]) -> list[ModelRun]:
+    """Every model's run of `mode` in `results_dir` ({system}/{lang}.jsonl): its lines and the items
+    asked (`items_of(lang)`, per language it has a log for)."""
+    pattern = f"*/{mode}/*.jsonl" if mode_entry(mode).model else f"{mode}/*.jsonl"  # `<slug>/<mode>` or `recite`
+    logs: dict[str, list[Path]] = {}
+    for path in sorted(results_dir.glob(pattern)):
+        key = path.parent.relative_to(results_dir).as_posix()
+        # {lang}.jsonl, not {lang}.scored.jsonl; and `cite/pit`, `search/pit` are no model's pit
+        if path.name.count(".") == 1 and parse_system_key(key).mode == mode:
+            logs.setdefault(key, []).append(path)
+    runs = []
+    for key, paths in sorted(logs.items()):
+        # Repeat 0 only: asking more repeats leaves the published run report as it was (issue 25).
+        lines = [line for path in paths for line in read_log(path) if repeat_of(line) == 0]
+        items = [item for path in paths for item in items_of(path.stem)]
+        # PROTOCOL §8 keys by the model slug the lines were asked of (`model`); recite has none.
+        slug = next((line["model"] for line in reversed(lines) if line.get("model")), key.split("/")[0])
+        runs.append(ModelRun(slug=slug, items=items, lines=lines))
+    return runs
+
+
+def write_run_report(
+    mode: str, results_dir: Path, report_dir: Path, items_of: Callable[[str], list[dict]], settings: Mapping
+) -> Path:
+    """Rewrite `{report_dir}/run-report-{mode}.json` from every log of that mode (PROTOCOL §8)."""
+    report = run_report(mode, mode_runs(mode, results_dir, items_of), settings)
+    path = report_dir / f"run-report-{mode}.json"
+    write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    return path

@@ -25,7 +25,7 @@ import threading
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,6 +136,12 @@ def read_log(path: Path | str) -> list[dict]:
     return lines
 
 
+def errored(line: Mapping) -> bool:
+    """PROTOCOL §7: a line carries `error` only when its item errored, and a reader of the published
+    format counts the key as an error. Our logs from before that wrote `"error": null`: no error."""
+    return line.get("error") is not None
+
+
 def winners(lines: Iterable[dict], repeat: int = 0) -> dict[str, dict]:
     """PROTOCOL §7: per id its last error-free line, else its last errored line (of one repeat)."""
     best: dict[str, dict] = {}
@@ -143,7 +149,7 @@ def winners(lines: Iterable[dict], repeat: int = 0) -> dict[str, dict]:
         if repeat_of(line) != repeat:
             continue
         held = best.get(line["id"])
-        if held is None or not line.get("error") or held.get("error"):
+        if held is None or not errored(line) or errored(held):
             best[line["id"]] = line
     return best
 
@@ -201,12 +207,14 @@ def published_system(system: System) -> str:
 
 
 def _timed_answer(system: System, item: dict) -> tuple[Answer, str, str, float]:
-    started, t0 = utc_now(), time.monotonic()
+    """The answer, its start and end (UTC) and its latency: the seconds it took, less the back-off
+    slept between retries (PROTOCOL §7), so a rate-limited endpoint does not look slow."""
+    started, t0, backoff = utc_now(), time.monotonic(), system.backoff_s()
     try:
         answer = system.answer(item)
     except Exception as exc:  # PROTOCOL §4: answer "", scored, the error recorded; the run goes on
         answer = Answer(text="", error=f"{type(exc).__name__}: {exc}")
-    return answer, started, utc_now(), time.monotonic() - t0
+    return answer, started, utc_now(), time.monotonic() - t0 - (system.backoff_s() - backoff)
 
 
 def price_per_mtok(system: System) -> dict | None:
@@ -261,7 +269,7 @@ def result_line(
         "verdict": verdict_of(answer.text, item),
         **({"tool_calls": answer.tool_calls} if system.parsed.tool_calls else {}),
         **answer.extras,
-        "error": answer.error,
+        **({"error": answer.error} if answer.error is not None else {}),  # only when errored (§7)
         "system_key": system.key,
         "repeat": repeat,
         "cost_reported_usd": cost_reported,
@@ -329,10 +337,7 @@ def run_items(
     if not path.exists():
         lines = []
     done = {
-        (i, r)
-        for r in range(repeats)
-        for i, line in winners(lines, r).items()
-        if not (retry_errors and line.get("error"))
+        (i, r) for r in range(repeats) for i, line in winners(lines, r).items() if not (retry_errors and errored(line))
     }
     pending = [(item, r) for r in range(repeats) for item in items if (item["id"], r) not in done]
     summary = RunSummary(
@@ -351,7 +356,7 @@ def run_items(
                 log.flush()
                 os.fsync(log.fileno())  # durable before this worker asks its next item
                 summary.asked += 1
-                summary.errors += line["error"] is not None
+                summary.errors += errored(line)
                 summary.labels[line["verdict"]["label"]] += 1
                 summary.input_tokens += line["input_tokens"]
                 summary.output_tokens += line["output_tokens"]
@@ -391,10 +396,10 @@ def log_status(items: Iterable[dict], path: Path | str, repeats: int = 1) -> dic
     ids = [item["id"] for item in items]
     by_repeat = load_repeats(path)
     logs = [by_repeat.get(r, {}) for r in range(repeats)]
-    errors = Counter(log[i]["error"] for log in logs for i in ids if i in log and log[i].get("error"))
+    errors = Counter(log[i]["error"] for log in logs for i in ids if i in log and errored(log[i]))
     return {
         "items": len(ids) * repeats,
-        "answered": sum(1 for log in logs for i in ids if i in log and not log[i].get("error")),
+        "answered": sum(1 for log in logs for i in ids if i in log and not errored(log[i])),
         "errored": sum(errors.values()),
         "not_asked": sum(1 for log in logs for i in ids if i not in log),
         "commonest_error": errors.most_common(1)[0][0] if errors else None,
@@ -421,7 +426,7 @@ def scored_view(items: Iterable[dict], log: dict[str, dict], system_key: str) ->
                 "cutoff": (record.get("receipt") or {}).get("cutoff"),
                 "system": system_key,
                 "answer": record["answer"],
-                "error": record["error"],
+                **({"error": record["error"]} if errored(record) else {}),  # the line's shape (§7)
                 "verdict": verdict_of(record["answer"], item),
                 "model": record.get("model"),
                 "served_model": record.get("served_model"),

@@ -21,9 +21,12 @@ from chpit_assets.pit import (
     UnknownTool,
     call_tool,
 )
-from chpit_assets.pit.schema import validate_arguments
+from chpit_assets.pit.schema import ARGUMENTS, PUBLISHED_TOOLS_FILE, advertised_parameters, validate_arguments
+from chpit_assets.runs.systems import tokens
 
 from .conftest import TODAY, art1
+
+BOUND_KEYS = {"minLength", "maxLength", "minimum", "maximum", "additionalProperties"}
 
 PUBLISHED = {
     "ch_get_act_article": (
@@ -82,14 +85,33 @@ def test_tool_specs_are_the_published_ones_verbatim():
     assert json.loads(json.dumps(TOOL_SPECS)) == TOOL_SPECS
 
 
-def test_bounds_are_in_the_served_schema():
-    text = TOOL_SPECS[2]["function"]["parameters"]["properties"]
-    assert (text["max_chars"]["minimum"], text["max_chars"]["maximum"], text["offset"]["minimum"]) == (1, 200000, 0)
+def test_the_tool_list_sent_is_the_vendored_published_file_and_the_models_agree_with_it():
+    """PROTOCOL §5: the list is sent as published, key order included; the validating models, shown
+    without their bounds, derive exactly that schema, so what is enforced and what is told cannot drift."""
+    vendored = json.loads(PUBLISHED_TOOLS_FILE.read_text(encoding="utf-8"))
+    assert TOOL_SPECS == vendored
+    assert json.dumps(TOOL_SPECS) == json.dumps(vendored)  # same key order, so the same bytes on the wire
     for spec in TOOL_SPECS:
-        for name, prop in spec["function"]["parameters"]["properties"].items():
-            if prop["type"] == "string" and "enum" not in prop:
-                assert prop["maxLength"] <= 32, name
-        assert spec["function"]["parameters"]["additionalProperties"] is False
+        fn = spec["function"]
+        assert advertised_parameters(ARGUMENTS[fn["name"]]) == fn["parameters"]
+        assert not BOUND_KEYS & set(json.dumps(fn["parameters"]).replace('"', " ").split())
+    # The agentic estimate's S (PROTOCOL §7) is the published list's size, 608 tokens.
+    assert tokens(json.dumps(TOOL_SPECS)) == 608
+
+
+@pytest.mark.parametrize(
+    "name, arguments, says",
+    [
+        ("ch_get_act_article", {"sr_number": "1" * 33, "article": "1"}, "sr_number"),
+        ("ch_get_act_article", {"sr_number": "", "article": "1"}, "sr_number"),
+        ("ch_get_act_text", {"sr_number": "220", "as_of": "2020-01-01", "max_chars": 200001}, "max_chars"),
+        ("ch_get_act_text", {"sr_number": "220", "as_of": "2020-01-01", "offset": -1}, "offset"),
+        ("ch_get_act_history", {"sr_number": "220", "extra": 1}, "unknown argument"),
+    ],
+)
+def test_bounds_the_schema_does_not_advertise_are_still_enforced(name, arguments, says):
+    with pytest.raises(InvalidArgument, match=says):
+        validate_arguments(name, arguments)
 
 
 def test_python_methods_take_the_published_arguments():

@@ -324,12 +324,13 @@ def test_tools_report_flags_rounding_and_winner_per_system_and_id():
         "share_as_of_correct": 0.1667,
         "share_sr_article_correct": 0.5,
         "mean_tool_calls": 0.833,
-        "share_correct_when_as_of": 0.5,
-        "share_correct_when_no_as_of": 0.25,
+        # split on as_of_passed (the item's date), not as_of_any: b passed a date, the wrong one
+        "share_correct_when_as_of": 1.0,
+        "share_correct_when_no_as_of": 0.2,
     }
     table = tools_table(tools).splitlines()
     assert table[0] == "| " + " | ".join(TOOLS_HEADER) + " |"
-    assert table[2] == "| m/agentic | 6 | 66.7 | 33.3 | 16.7 | 50.0 | 0.83 | 50.0 | 25.0 |"
+    assert table[2] == "| m/agentic | 6 | 66.7 | 33.3 | 16.7 | 50.0 | 0.83 | 100.0 | 20.0 |"
     assert report_all({"m/agentic": lines})["tools"] == tools
 
 

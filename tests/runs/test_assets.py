@@ -138,13 +138,13 @@ def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_pa
         "settings",
     ]
     est = sum(estimate_tokens("closed", i)[0] for i in expected), sum(estimate_tokens("closed", i)[1] for i in expected)
-    assert report["estimate"]["model-a"] == {
+    assert report["estimate"]["vendor/model-a"] == {
         "items": 4,
         "input_tokens": est[0],
         "output_tokens": est[1],
         "usd": est[0] / 1e6 * 1.0 + est[1] / 1e6 * 2.0,
     }
-    assert report["actual"]["model-a"] == {
+    assert report["actual"]["vendor/model-a"] == {
         "items": 4,
         "answered": 3,
         "errors": 1,
@@ -177,7 +177,7 @@ def test_a_model_run_asks_the_subsample_and_writes_the_run_report(sample, tmp_pa
         )
     assert len(server.hits) == 5
     report = json.loads((data / "report" / "run-report-closed.json").read_text())
-    assert (report["actual"]["model-a"]["answered"], report["actual"]["model-a"]["errors"]) == (4, 0)
+    assert (report["actual"]["vendor/model-a"]["answered"], report["actual"]["vendor/model-a"]["errors"]) == (4, 0)
 
 
 def test_the_model_free_systems_through_dagster_write_no_run_report_of_their_own(sample, tmp_path):

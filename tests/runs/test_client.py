@@ -272,7 +272,7 @@ def test_cost_estimate_is_tokens_times_price_per_million():
 
 def test_an_unpriced_paid_endpoint_is_refused_before_any_call_but_loopback_is_free():
     unpriced = EndpointConfig("https://openrouter.example/api/v1", "anthropic/claude-haiku-4.5")
-    with pytest.raises(UnpricedModelError, match="no price for model 'claude-haiku-4.5'"):
+    with pytest.raises(UnpricedModelError, match="no price for model 'anthropic/claude-haiku-4.5'"):
         estimate_cost(unpriced, 1, 10, 10)
     assert estimate_cost(EndpointConfig("http://127.0.0.1:1/v1", "m"), 1, 10, 10)["usd"] == 0.0
 
@@ -293,7 +293,8 @@ def test_cost_gate_prints_the_estimate_and_refuses_without_confirmation(monkeypa
     with pytest.raises(SpendNotConfirmedError, match=CONFIRM_ENV) as err:
         cost_gate(PAID, estimate, echo=printed.append)
     assert err.value.estimate == estimate
-    assert json.loads(printed[0].split(": ", 1)[1])["usd"] == round(estimate["usd"], 4)
+    # PROTOCOL §7: the published dry-run shape, keyed by the model slug
+    assert json.loads(printed[0].split(": ", 1)[1]) == {PAID.model: estimate, "total_usd": estimate["usd"]}
 
 
 @pytest.mark.parametrize("env", [CONFIRM_ENV, PUBLISHED_CONFIRM_ENV])

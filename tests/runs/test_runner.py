@@ -80,7 +80,7 @@ def test_malformed_reply_and_timeout_are_errors_and_the_run_goes_on(sample, tmp_
     assert summary.asked == 4 and summary.errors == 2
     assert "malformed reply" in log[items[1]["id"]]["error"]
     assert "ReadTimeout" in log[items[2]["id"]]["error"]
-    assert log[items[0]["id"]]["answer"] == "answer to Q0" and log[items[3]["id"]]["error"] is None
+    assert log[items[0]["id"]]["answer"] == "answer to Q0" and "error" not in log[items[3]["id"]]
 
 
 def test_a_rerun_skips_answered_ids_and_asks_the_errored_ones_again(sample, tmp_path, scripted):
@@ -135,7 +135,7 @@ def test_a_torn_last_line_is_cut_and_that_item_asked_again(sample, tmp_path, scr
     path.write_text(whole[0] + whole[1][:40])
     again = run_items(_closed(server), items, path)
     assert again.asked == 1 and set(load_log(path)) == {i["id"] for i in items}
-    assert load_log(path)[torn_id]["error"] is None
+    assert "error" not in load_log(path)[torn_id]
 
 
 def test_a_whole_last_line_missing_only_its_newline_is_kept(sample, tmp_path, scripted):
@@ -169,31 +169,42 @@ def test_an_unparseable_last_line_is_dropped_with_a_warning(tmp_path):
         assert list(load_log(path)) == ["a"]
 
 
+PUBLISHED_LINE_KEYS = [
+    "id",
+    "system",
+    "model",
+    "mode",
+    "lang",
+    "answer",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "served_model",
+    "provider",
+    "latency_s",
+    "retries",
+    "calls",
+    "max_tokens_used",
+    "verdict",
+]
+
+
+def test_an_errored_line_carries_error_after_the_published_keys(sample, tmp_path, scripted):
+    server = scripted(lambda body: (400, {"error": "refused"}))
+    run_items(_closed(server), _items(sample, 1), tmp_path / "c.jsonl")
+    line = json.loads((tmp_path / "c.jsonl").read_text())
+    assert list(line)[:17] == [*PUBLISHED_LINE_KEYS, "error"] and "HTTP 400" in line["error"]
+
+
 def test_a_line_carries_the_published_keys_in_order(sample, tmp_path, scripted):
     """PROTOCOL §7 line keys first, in order; ours (system_key, call_log, lookup, receipt) after."""
     server = scripted(lambda body: (200, completion("1 Text.", model="served/x", cost=0.002)))
     item = _items(sample, 1)[0]
     run_items(_closed(server, model="vendor/model-a"), [item], tmp_path / "c.jsonl")
     line = json.loads((tmp_path / "c.jsonl").read_text())
-    assert list(line)[:17] == [
-        "id",
-        "system",
-        "model",
-        "mode",
-        "lang",
-        "answer",
-        "input_tokens",
-        "output_tokens",
-        "cost_usd",
-        "served_model",
-        "provider",
-        "latency_s",
-        "retries",
-        "calls",
-        "max_tokens_used",
-        "verdict",
-        "error",
-    ]
+    assert list(line)[:16] == PUBLISHED_LINE_KEYS
+    assert "error" not in line  # PROTOCOL §7: the key only on an errored item
+    assert list(line)[16] == "system_key"
     assert list(line["verdict"]) == [
         "label",
         "gold_coverage",
@@ -346,3 +357,23 @@ def test_scored_view_is_in_item_order_rescored_and_names_missing_ids(sample, tmp
     assert [l["id"] for l in lines] == [items[0]["id"], items[1]["id"]] and missing == [items[2]["id"]]
     assert lines[0]["verdict"]["label"] == "ungrounded" and lines[0]["kind"] == items[0]["kind"]
     assert "receipt" not in lines[0] and "latency_s" not in lines[0]
+
+
+def test_latency_excludes_the_back_off_between_retries(sample, tmp_path, scripted):
+    """PROTOCOL §7: two 429s then an answer; the 1 s and 2 s waits (slept here as 0.3 s each, for
+    real) are not in latency_s, the retries are counted."""
+    replies = iter([(429, {"error": "slow down"}), (429, {"error": "slow down"}), (200, completion("x"))])
+    server = scripted(lambda body: next(replies))
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        time.sleep(0.3)
+
+    from chpit_assets.runs.client import MODEL_RETRY
+
+    client = ChatClient(EndpointConfig(server.base_url, "m", retry=MODEL_RETRY), sleep=sleep)
+    run_items(build_system("m/closed", clients={"m": client}), _items(sample, 1), tmp_path / "c.jsonl")
+    line = json.loads((tmp_path / "c.jsonl").read_text())
+    assert waits == [1.0, 2.0] and line["retries"] == 2 and "error" not in line
+    assert line["latency_s"] < 0.3 and line["call_log"][0]["latency_s"] < 0.3

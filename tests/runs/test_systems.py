@@ -83,7 +83,7 @@ def test_a_lookup_that_fails_is_an_error_line_and_the_run_goes_on(sample, tools,
     summary = run_items(build_system("recite", tools=tools), [bad, good], tmp_path / "r.jsonl")
     log = load_log(tmp_path / "r.jsonl")
     assert log[bad["id"]]["error"].startswith("UnknownArticle") and log[bad["id"]]["verdict"]["label"] == "ungrounded"
-    assert log[good["id"]]["error"] is None and summary.errors == 1
+    assert "error" not in log[good["id"]] and summary.errors == 1
 
 
 # ----------------------------------------------------------------------------- agentic, scripted model
@@ -223,7 +223,7 @@ def test_agentic_four_tool_rounds_then_a_final_call_without_tools(sample, tools,
     tool_msg = [m for m in server.hits[3]["messages"] if m["role"] == "tool"][2]
     assert json.loads(tool_msg["content"]) == {"error": bad["error"]}
     assert bad["error"].split(":")[0].isidentifier()  # "{Type}: {msg}"
-    assert line["verdict"]["label"] == "grounded_correct" and line["error"] is None
+    assert line["verdict"]["label"] == "grounded_correct" and "error" not in line
 
 
 def test_agentic_tool_calls_in_the_last_round_leave_the_answer_empty(sample, tools, tmp_path, scripted):
@@ -236,7 +236,7 @@ def test_agentic_tool_calls_in_the_last_round_leave_the_answer_empty(sample, too
     )
     run_items(_agentic(server, tools), [item], tmp_path / "a.jsonl")
     line = load_log(tmp_path / "a.jsonl")[item["id"]]
-    assert len(server.hits) == MAX_TOOL_ROUNDS + 1 and line["answer"] == "" and line["error"] is None
+    assert len(server.hits) == MAX_TOOL_ROUNDS + 1 and line["answer"] == "" and "error" not in line
     assert line["n_tool_calls"] == MAX_TOOL_ROUNDS and line["verdict"]["label"] == "ungrounded"
 
 
@@ -315,7 +315,7 @@ def test_a_context_lookup_that_finds_nothing_still_asks_the_model_with_an_empty_
     run_items(system, [item], tmp_path / "c.jsonl")
     line = load_log(tmp_path / "c.jsonl")[item["id"]]
     assert len(server.hits) == 1 and server.hits[0]["messages"][1]["content"].endswith("<context>\n\n</context>")
-    assert line["context_empty"] is True and line["error"] is None and line["answer"] == "Keine Ahnung."
+    assert line["context_empty"] is True and "error" not in line and line["answer"] == "Keine Ahnung."
     assert line["tool_result"]["error"] == "no_edition_for_date" and line["tool_result"]["as_of"] == "1900-01-01"
 
 

@@ -7,7 +7,6 @@ Systems are a dynamic partition axis (`systems`); register keys with
 `register_systems(instance, keys)` before materialising them.
 """
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -18,18 +17,16 @@ from typing import Any
 import dagster as dg
 
 from chpit_assets.bench.items import SEED, core_path
-from chpit_assets.files import write_atomic
 from chpit_assets.pit.tools import PitTools
+from chpit_assets.runs import run_report as run_reports
 from chpit_assets.runs.client import EndpointConfig, spend_confirmed
 from chpit_assets.runs.errors import SpendNotConfirmedError
-from chpit_assets.runs.run_report import ModelRun, run_report
 from chpit_assets.runs.runner import (
+    errored,
     load_log,
     log_status,
     prepare_system,
     read_jsonl,
-    read_log,
-    repeat_of,
     repeats_path,
     repeats_view,
     results_path,
@@ -39,7 +36,7 @@ from chpit_assets.runs.runner import (
     write_jsonl_atomic,
 )
 from chpit_assets.runs.sample import select_items
-from chpit_assets.runs.systems import LOOKUP_MODES, build_system, mode_entry, parse_system_key
+from chpit_assets.runs.systems import LOOKUP_MODES, build_system, parse_system_key
 
 from ..metadata import data_version
 from ..partitions import BENCH_LANGS, lang_partitions
@@ -160,6 +157,7 @@ class RunsConfig(dg.ConfigurableResource):
     today: str = ""  # ISO date the tools treat as today (recite, current); empty = the real date
     # Model systems only: ask every item this many times (issue 25); repeat 0 alone feeds the published files.
     repeats: int = 1
+    items: str = ""  # release:REV / release-dir:PATH: a published release's core (chpit_assets/release); empty = ours
 
 
 def _tools(chpit: ChpitStore, today: str) -> PitTools:
@@ -175,30 +173,17 @@ def run_items_for(chpit: ChpitStore, lang: str, config: RunsConfig) -> list[dict
 
 def write_run_report(chpit: ChpitStore, mode: str, config: RunsConfig, settings: dict) -> Path:
     """Rewrite `run-report-{mode}.json` (PROTOCOL §8) from every run log of that mode in results/."""
-    runs = []
-    pattern = f"*/{mode}/*.jsonl" if mode_entry(mode).model else f"{mode}/*.jsonl"  # `<slug>/<mode>` or `recite`
-    logs: dict[str, list[Path]] = {}
-    for path in sorted(chpit.results_dir.glob(pattern)):
-        key = path.parent.relative_to(chpit.results_dir).as_posix()
-        # {lang}.jsonl, not {lang}.scored.jsonl; and `cite/pit`, `search/pit` are no model's pit
-        if path.name.count(".") == 1 and parse_system_key(key).mode == mode:
-            logs.setdefault(key, []).append(path)
-    for key, paths in sorted(logs.items()):
-        # Repeat 0 only: asking more repeats leaves the published run report as it was (issue 25).
-        lines = [line for path in paths for line in read_log(path) if repeat_of(line) == 0]
-        items = [
-            item
-            for path in paths
-            if core_path(chpit.build_dir, path.stem).exists()
-            for item in run_items_for(chpit, path.stem, config)
-        ]
-        # the published slug (`{model_short}` of `{model_short}/{mode}`), else our key's
-        slug = lines[-1]["system"].split("/")[0] if lines else (parse_system_key(key).slug or key)
-        runs.append(ModelRun(slug=slug, items=items, lines=lines))
-    report = run_report(mode, runs, {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED})
-    path = chpit.report_dir / f"run-report-{mode}.json"
-    write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-    return path
+
+    def items_of(lang: str) -> list[dict]:
+        return run_items_for(chpit, lang, config) if core_path(chpit.build_dir, lang).exists() else []
+
+    return run_reports.write_run_report(
+        mode,
+        chpit.results_dir,
+        chpit.report_dir,
+        items_of,
+        {**settings, "sample_per_lang": config.sample_per_lang, "seed": SEED},
+    )
 
 
 def _core_items(chpit: ChpitStore, lang: str) -> list[dict]:
@@ -246,7 +231,7 @@ def _verdict_metadata(lines: list[dict], missing: list[str]) -> dict:
     return {
         "n": len(lines),
         "missing": len(missing),
-        "errors": sum(line["error"] is not None for line in lines),
+        "errors": sum(map(errored, lines)),
         "correct_share": round(correct / len(lines), 4) if lines else 0.0,
         "labels": dg.MetadataValue.json(dict(sorted(labels.items()))),
     }

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from chpit_assets.bench.items import core_path
-from chpit_assets.runs.runner import read_jsonl, scored_path
+from chpit_assets.runs.runner import errored, read_jsonl, scored_path
 
 from ..partitions import BENCH_LANGS
 from ..resources import ChpitStore
@@ -22,7 +22,7 @@ def oracle_failures(chpit: ChpitStore) -> list[str]:
         n_items = len(read_jsonl(core))
         path = scored_path(chpit.results_dir, "oracle", lang)
         lines = read_jsonl(path) if path.exists() else []
-        wrong = [l["id"] for l in lines if l["verdict"]["label"] != "grounded_correct" or l["error"] is not None]
+        wrong = [l["id"] for l in lines if l["verdict"]["label"] != "grounded_correct" or errored(l)]
         if len(lines) != n_items:
             bad.append(f"{lang}: {len(lines)} scored oracle lines for {n_items} core items ({path})")
         elif wrong:
