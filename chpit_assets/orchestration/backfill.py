@@ -61,9 +61,8 @@ def subset(target: Target, asset_graph) -> AssetGraphSubset:
     for key, partitions in target.partitioned.items():
         partitions_def = asset_graph.get(key).partitions_def
         partitioned[key] = partitions_def.empty_subset().with_partition_keys(partitions)
-    return AssetGraphSubset(
-        partitions_subsets_by_asset_key=partitioned, non_partitioned_asset_keys=target.unpartitioned
-    )
+    # mypy misreads the serdes-decorated NamedTuple's defaults
+    return AssetGraphSubset(partitioned, target.unpartitioned)  # type: ignore[call-arg]
 
 
 def backfill_request(target: Target, asset_graph, tags: Mapping[str, str]) -> dg.RunRequest:
