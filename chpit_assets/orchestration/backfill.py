@@ -39,6 +39,7 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
+from chpit_assets.orchestration.stages import StageFailure
 from chpit_assets.orchestration.target import Target
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[2] / "workspace.yaml"
@@ -95,6 +96,15 @@ def submit_subset(
 def status(instance: dg.DagsterInstance, backfill_id: str) -> str:
     backfill = instance.get_backfill(backfill_id)
     return backfill.status.value if backfill is not None else "MISSING"
+
+
+def failure(instance: dg.DagsterInstance, backfill_id: str) -> StageFailure:
+    """Why the backfill itself failed when none of its runs did (Dagster could not process it)."""
+    found = instance.get_backfill(backfill_id)
+    error = found.error if found is not None else None
+    reason = error.message.strip() if error is not None else f"the backfill ended {status(instance, backfill_id)}"
+    name = error.cls_name if error is not None and error.cls_name else "BackfillFailed"
+    return StageFailure("backfill", "-", backfill_id, name, reason)
 
 
 def cancel(instance: dg.DagsterInstance, backfill_id: str) -> None:

@@ -27,6 +27,7 @@ from .stages import StageFailure, failures_of, stage_of
 DRIVER_TAG = "chpit/driver"
 TRIGGER_TAG = "chpit/trigger"
 LOCK_NAME = "chpit-driver.lock"
+SUCCESS = "COMPLETED_SUCCESS"
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return not self.failures and not self.interrupted and self.status == "COMPLETED_SUCCESS"
+        return not self.failures and not self.interrupted and self.status == SUCCESS
 
 
 def driver_id() -> str:
@@ -125,4 +126,7 @@ def invoke(
             backfill.cancel(instance, backfill_id)
             status = backfill.drive(instance, backfill_id, done)
         runs = sorted(backfill.runs_of(instance, backfill_id), key=lambda r: r.run_id)
-        return Outcome(backfill_id, status, list(runs), failures_of(instance, runs), interrupted)
+        failures = failures_of(instance, runs)
+        if status != SUCCESS and not failures and not interrupted:
+            failures.append(backfill.failure(instance, backfill_id))
+        return Outcome(backfill_id, status, list(runs), failures, interrupted)

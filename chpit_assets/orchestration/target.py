@@ -41,7 +41,7 @@ def target_for(asset_graph, langs: Sequence[str], systems: Sequence[str], *, pub
         if partitions_def is None:
             if publish or key not in PUBLICATION:
                 unpartitioned.add(key)
-        elif isinstance(partitions_def, dg.MultiPartitionsDefinition):
+        elif _axes(partitions_def) == {SYSTEM_AXIS, LANG_AXIS}:
             keys = [
                 str(dg.MultiPartitionKey({SYSTEM_AXIS: system, LANG_AXIS: lang}))
                 for system in systems
@@ -49,6 +49,14 @@ def target_for(asset_graph, langs: Sequence[str], systems: Sequence[str], *, pub
             ]
             if keys:
                 partitioned[key] = keys
-        else:
+        elif _axes(partitions_def) == {LANG_AXIS}:
             partitioned[key] = list(langs)
+        # Any other axis (a published release's) is not part of a build of ours.
     return Target(partitioned, unpartitioned)
+
+
+def _axes(partitions_def: dg.PartitionsDefinition) -> set[str]:
+    """The names of a partitions definition's dynamic axes (`lang`, `system` of the system|lang multi axis)."""
+    if isinstance(partitions_def, dg.MultiPartitionsDefinition):
+        return {d.name for d in partitions_def.partitions_defs}
+    return {partitions_def.name or ""} if isinstance(partitions_def, dg.DynamicPartitionsDefinition) else set()

@@ -21,8 +21,6 @@ from ..resources import ChpitStore
 from ..runs.assets import ModelEndpoint, systems_partitions
 
 GROUP = "release"
-# definitions.OWNERS has no entry for this group yet (integrator-owned); until it has, the assets say it.
-OWNERS = ["team:bench-runs"]
 RELEASES_AXIS = "releases"
 release_partitions = dg.DynamicPartitionsDefinition(name=RELEASES_AXIS)
 PUBLISHED_REPO = "overthelex/ch-pit"
@@ -38,7 +36,7 @@ class ReleaseConfig(dg.Config):
     repo_id: str = PUBLISHED_REPO  # the Hub dataset; HF_ENDPOINT / HF_TOKEN say where and as whom
 
 
-@dg.asset(partitions_def=release_partitions, group_name=GROUP, owners=OWNERS, kinds={"parquet", "json"})
+@dg.asset(partitions_def=release_partitions, group_name=GROUP, kinds={"parquet", "json"})
 def release(context: dg.AssetExecutionContext, config: ReleaseConfig, chpit: ChpitStore) -> dg.MaterializeResult:
     """data/releases/{revision}/: the release's files as published, their sha256 (pull.json), validated:
     counts, unique ids, core flags, parquet = raw, a gold-only unit per item, our oracle 1.000."""
@@ -70,7 +68,6 @@ class ReleaseRunConfig(dg.Config):
 @dg.asset(
     partitions_def=dg.MultiPartitionsDefinition({"release": release_partitions, "system": systems_partitions}),
     group_name=GROUP,
-    owners=OWNERS,
     deps=[dg.AssetDep(release, partition_mapping=dg.MultiToSingleDimensionPartitionMapping("release"))],
     kinds={"json"},
 )
