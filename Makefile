@@ -46,7 +46,7 @@ lint: $(STAMP)
 # that serves the queue; `make run` and the CLI do it themselves.
 dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(PY) -m chpit_assets.instance
-	$(VENV)/bin/dagster dev -w workspace.yaml
+	$(VENV)/bin/dg dev
 
 # The daemon alone (schedules, sensors, the run queue, run monitoring), for a deployment without the UI.
 daemon: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
