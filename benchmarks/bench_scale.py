@@ -12,8 +12,9 @@
              eligible_changes, bench_items, core_split (the builder's domain functions, as the Dagster
              assets call them), then build_report; the store held open from the first step to the
              last and closed at the end (`close_store`: the last checkpoint), as an in-process run holds it.
-   and again through Dagster itself (`--executors`): the build job per language partition and
-             build_report_job, checks included, on a SQLite instance of its own, per executor.
+   and again through Dagster itself (`--executors`): one asset backfill over the same assets (each
+             language's partition, then build_report), checks included, driven as the CLI drives it
+             (chpit_assets.orchestration), on a SQLite instance of its own, per executor.
 4. P3b       one new edition of one act in every language (`append_edition`, amending the act's longest
              article so that the new change is eligible and B15 reshuffles the pool), and the same steps
              again on the same store and cache in a fresh process: what a rebuild after a Fedlex update costs.
@@ -103,16 +104,22 @@ def build(corpus: Path) -> dict:
     }
 
 
-def _build_job():
-    from chpit_assets.definitions import defs
-
-    return defs.resolve_job_def("build")
+BUILD_ASSETS = (
+    "fedlex_catalog",
+    "fedlex_editions",
+    "parsed_articles",
+    "act_changes",
+    "eligible_changes",
+    "bench_items",
+)
+BUILD_ASSETS += ("core_split",)
 
 
 def build_with_dagster(corpus: Path, executor: str) -> dict:
-    """The same build as `build`, the way a user runs it: the build job per language partition and
-    build_report_job, with the project's instance (dagster.yaml, SQLite in a DAGSTER_HOME of its
-    own), checks included. Data in CORPUS/_dagster_<executor>."""
+    """The same build as `build`, through the path a user's build takes (issue 22): one asset backfill
+    over the same assets as the domain build (every language's fedlex_catalog .. core_split, then
+    build_report), checks included, driven as `python -m chpit_assets run` drives it, on the
+    project's instance (dagster.yaml, SQLite in a DAGSTER_HOME of its own). Data in CORPUS/_dagster_<executor>."""
     import warnings
 
     root = corpus / f"_dagster_{executor}"
@@ -123,43 +130,48 @@ def build_with_dagster(corpus: Path, executor: str) -> dict:
     import dagster as dg
 
     from chpit_assets.definitions import defs
+    from chpit_assets.instance import open_instance, prepare_instance
+    from chpit_assets.orchestration import backfill
+    from chpit_assets.orchestration.invocation import invoke
+    from chpit_assets.orchestration.request import QUIET_RUNS
+    from chpit_assets.orchestration.target import Target
 
-    warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-    instance = dg.DagsterInstance.get()
-    resources = {
-        "fedlex": {"config": {"sample_dir": str(corpus)}},
-        "chpit": {"config": {"data_dir": str(root / "data")}},
+    instance = open_instance()
+    prepare_instance(instance)  # registers the languages: a dynamic axis (the script once forgot it)
+    target = Target({dg.AssetKey(k): list(LANGS) for k in BUILD_ASSETS}, {dg.AssetKey("build_report")})
+    config = {
+        **QUIET_RUNS,
+        "resources": {
+            "fedlex": {"config": {"sample_dir": str(corpus)}},
+            "chpit": {"config": {"data_dir": str(root / "data")}},
+        },
+        "execution": {"config": {executor: {}}},
     }
-    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    start = time.perf_counter()
+    outcome = invoke(
+        instance,
+        backfill.subset(target, defs.resolve_asset_graph()),
+        tags={"chpit/trigger": "benchmark"},
+        run_config=config,
+        title="bench_scale",
+        echo=lambda line: None,
+    )
+    wall = round(time.perf_counter() - start, 2)
+    if not outcome.ok:
+        raise SystemExit(f"the build failed through Dagster: {[f.line() for f in outcome.failures]}")
     runs: dict[str, dict] = {}
-    for job_name, partition in [("build", lang) for lang in LANGS] + [("build_report_job", None)]:
-        config = {**quiet, "resources": resources}
-        start = time.perf_counter()
-        if executor == "in_process" or partition is None:
-            result = defs.resolve_job_def(job_name).execute_in_process(
-                instance=instance, partition_key=partition, run_config=config, raise_on_error=False
-            )
-            run_id, ok = result.run_id, result.success
-        else:
-            config["execution"] = {"config": {executor: {}}}
-            with dg.execute_job(
-                dg.reconstructable(_build_job),
-                instance=instance,
-                run_config=config,
-                tags={"dagster/partition": partition},
-            ) as result:
-                run_id, ok = result.run_id, result.success
-        wall = time.perf_counter() - start
-        if not ok:
-            raise SystemExit(f"{job_name} [{partition}] failed through Dagster")
-        logs = [(r.timestamp, r.dagster_event) for r in instance.all_logs(run_id) if r.dagster_event]
+    for run in outcome.runs:
+        record = instance.get_run_record_by_id(run.run_id)
+        assert record is not None and record.start_time and record.end_time
+        logs = [(r.timestamp, r.dagster_event) for r in instance.all_logs(run.run_id) if r.dagster_event]
         started = {e.step_key: ts for ts, e in logs if e.event_type_value == "STEP_START"}
         steps = {
             e.step_key: round(ts - started[e.step_key], 2) for ts, e in logs if e.event_type_value == "STEP_SUCCESS"
         }
-        runs[f"{job_name}[{partition}]" if partition else job_name] = {"s": round(wall, 2), "steps": steps}
-    return {"runs": runs, "total_s": round(sum(r["s"] for r in runs.values()), 2), "peak_rss_mb": _rss_mb()}
+        name = run.tags.get("dagster/partition") or "build_report"
+        runs[name] = {"s": round(record.end_time - record.start_time, 2), "steps": steps}
+    return {"runs": runs, "total_s": wall, "peak_rss_mb": _rss_mb()}
 
 
 def _in_fresh_process(corpus: Path, *mode: str) -> dict:
@@ -255,8 +267,8 @@ def _dagster_markdown(full: dict, incremental: dict) -> str:
     return "\n".join(
         [
             "",
-            "P3 / P3b through Dagster (the build job per language and build_report_job, checks included, "
-            "the project's dagster.yaml on SQLite):",
+            "P3 / P3b through Dagster (one asset backfill per build over the same assets, driven as the CLI "
+            "drives it, checks included, the project's dagster.yaml on SQLite; total = the backfill's wall time):",
             "",
             *rows,
             "",

@@ -69,6 +69,7 @@ def failures_of(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]) -> 
                 error.message.strip() if error is not None else "no error recorded"
             )
             name = error.cls_name if error is not None and error.cls_name else "Failure"
+            reason = reason.removeprefix(f"{name}: ")  # Dagster's message repeats the class name
             found.append(StageFailure(stage, run.run_id, event.step_key or "-", name, reason))
         for record in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
             event = record.dagster_event
