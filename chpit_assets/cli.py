@@ -73,6 +73,8 @@ def run(
         return EXIT_SOME_ERRORED
     request.register(instance, langs, systems)
     partial = request.partial_run(fedlex_config, runs_config)
+    bounded = request.bounded_run(fedlex_config, runs_config, ChpitStore().root)
+    store = ChpitStore(**bounded)
     asset_graph = defs.resolve_asset_graph()
     target = target_for(asset_graph, langs, systems, publish=not partial)
     started = time.time()
@@ -80,7 +82,9 @@ def run(
         instance,
         subset(target, asset_graph),
         tags={TRIGGER_TAG: "cli"},
-        run_config=request.run_config(fedlex=fedlex_config, model=model_config, runs=runs_config, execution=execution),
+        run_config=request.run_config(
+            fedlex=fedlex_config, model=model_config, runs=runs_config, execution=execution, chpit=bounded
+        ),
         title=f"benchmark {','.join(langs)}: {','.join(systems)}",
     )
     bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
@@ -90,7 +94,7 @@ def run(
             file=sys.stderr,
         )
         return EXIT_USAGE
-    return _outcome_exit(outcome, instance, systems, bench_langs, started, partial)
+    return _outcome_exit(outcome, instance, systems, bench_langs, started, partial, store)
 
 
 def _unpublished_langs(instance, langs: list[str], source) -> str:
@@ -108,7 +112,7 @@ def _unpublished_langs(instance, langs: list[str], source) -> str:
     return ""
 
 
-def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], started: float, partial: str) -> int:
+def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], started: float, partial: str, store) -> int:
     """The summary lines and the exit code of a finished backfill (issue 14 item 4, issue 23.7)."""
     from chpit_assets.orchestration.stages import publication_line
 
@@ -136,10 +140,12 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
         return max(summary, EXIT_SOME_ERRORED)
     if partial:
         print(f"hf_dataset: not published ({partial}: a partial run; data/publish/ is unchanged)")
+        print(f"a bounded run: its results and report are in {store.run_root} (data/results/ is untouched)")
+        outputs = f"{store.results_dir}, {store.report_dir}/report.{{md,json,html}}"
     else:
         print(publication_line(instance, outcome.runs))
-    outputs = "data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}"
-    print(f"benchmark: ok (backfill {outcome.backfill_id}); outputs: {outputs}{'' if partial else ', data/publish/'}")
+        outputs = "data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}, data/publish/"
+    print(f"benchmark: ok (backfill {outcome.backfill_id}); outputs: {outputs}")
     return summary
 
 

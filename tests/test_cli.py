@@ -342,3 +342,26 @@ def test_a_cached_edition_edited_on_disk_is_never_published(tmp_path):
     third = run_cli(tmp_path, "--systems", "oracle,recite")
     assert third.returncode == 0, third.stdout + third.stderr
     assert {p: p.read_bytes() for p in published} == published
+
+
+@pytest.mark.slow
+def test_a_bounded_run_keeps_to_its_own_folder_and_never_reaches_the_full_results(tmp_path):
+    """Issue 23.6: `--limit 2` once cut data/results/oracle/de.jsonl from 9 lines to 1, and the next
+    `make run` published the one-item row. Now a bounded run writes data/runs/<name>/ only."""
+    full = run_cli(tmp_path, "--systems", "oracle,recite")
+    assert full.returncode == 0, full.stdout + full.stderr
+    data = tmp_path / "data"
+    before = {p: p.read_bytes() for p in sorted((data / "results").rglob("*")) if p.is_file()}
+    report = (data / "report" / "report.md").read_bytes()
+    published = {p: p.read_bytes() for p in sorted((data / "publish").rglob("*")) if p.is_file()}
+
+    bounded = run_cli(tmp_path, "--systems", "oracle,recite", "--limit", "2")
+    assert bounded.returncode == 0, bounded.stdout + bounded.stderr
+    own = data / "runs" / "limit-2"
+    assert f"its results and report are in {own}" in bounded.stdout
+    assert len((own / "results" / "oracle" / "de.jsonl").read_text().splitlines()) == 2
+    assert (own / "report" / "report.md").exists()
+    assert {p: p.read_bytes() for p in before} == before  # the full run's results untouched
+    assert (data / "report" / "report.md").read_bytes() == report
+    assert {p: p.read_bytes() for p in published} == published
+    assert len((data / "results" / "oracle" / "de.jsonl").read_text().splitlines()) == 9

@@ -39,6 +39,9 @@ class ChpitStore(dg.ConfigurableResource):
     Empty `data_dir` = $CHPIT_DATA_DIR, else the project's `data/`, read each time it is used."""
 
     data_dir: str = ""
+    # A bounded run's own folder under data/runs/ (issue 23.6): its results and report live there,
+    # never beside the full core's. Empty = the full run's data/results/ and data/report/.
+    run_dir: str = ""
     # Whether this execution keeps the store open between steps (set up per run or per step process).
     _hold: bool = PrivateAttr(default=False)
 
@@ -93,8 +96,13 @@ class ChpitStore(dg.ConfigurableResource):
         return self.root / "build"
 
     @property
+    def run_root(self) -> Path:
+        """Where this run's results and report go: the data folder, or a bounded run's own folder."""
+        return self.root / "runs" / self.run_dir if self.run_dir else self.root
+
+    @property
     def results_dir(self) -> Path:
-        return self.root / "results"
+        return self.run_root / "results"
 
     @property
     def search_dir(self) -> Path:
@@ -103,7 +111,7 @@ class ChpitStore(dg.ConfigurableResource):
 
     @property
     def report_dir(self) -> Path:
-        return self.root / "report"
+        return self.run_root / "report"
 
     @property
     def publish_dir(self) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import dagster as dg
 
@@ -54,12 +55,19 @@ def run_config(
     runs: dict | None = None,
     publication: dict | None = None,
     execution: dict | None = None,
+    chpit: dict | None = None,
 ) -> dict:
     """One run config for every run of the backfill: resources (a run ignores those it does not use)
     and the executor (chpit_assets.executors: in_process, multiprocess or celery, for every stage)."""
     resources = {
         name: {"config": config}
-        for name, config in (("fedlex", fedlex), ("model", model), ("runs", runs), ("publication", publication))
+        for name, config in (
+            ("fedlex", fedlex),
+            ("model", model),
+            ("runs", runs),
+            ("publication", publication),
+            ("chpit", chpit),
+        )
         if config
     }
     return {**QUIET_RUNS, "resources": resources, **({"execution": {"config": execution}} if execution else {})}
@@ -77,6 +85,21 @@ def partial_run(fedlex: dict, runs: dict) -> str:
         if value
     ]
     return ", ".join(reasons)
+
+
+def bounded_run(fedlex: dict, runs: dict, data_root: Path) -> dict:
+    """Issue 23.6: the `chpit` resource config of a bounded run, which never touches the full run's
+    results, report or card. `--limit`/`--sample-per-lang` answer the full build's core, so only their
+    results and report move to data/runs/<name>/; `--sr-numbers` is another build altogether (fewer
+    acts), so its whole data folder is data/runs/<name>/. {} for a whole run."""
+    parts = [f"sr-{'-'.join(fedlex['sr_numbers'])}"] if fedlex.get("sr_numbers") else []
+    parts += [
+        f"{flag}-{runs[key]}" for flag, key in (("sample", "sample_per_lang"), ("limit", "limit")) if runs.get(key)
+    ]
+    if not parts:
+        return {}
+    name = "_".join(parts)
+    return {"data_dir": str(data_root / "runs" / name)} if fedlex.get("sr_numbers") else {"run_dir": name}
 
 
 def spend_estimate(systems: Sequence[str], langs: Sequence[str], model: dict, runs: dict, build_dir) -> str:
