@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chpit_assets.defs.resources import DATA_DIR_ENV
+from chpit_assets.defs.resources import DATA_DIR_ENV, FROZEN_DIR_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,8 +49,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _temporary_data_and_instance(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _temporary_data_and_instance(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path_factory.mktemp("chpit-data")))
+    # The frozen record (B18) defaults to the project's committed frozen/: a test's is its own.
+    monkeypatch.setenv(FROZEN_DIR_ENV, str(tmp_path / "frozen"))
     home = tmp_path_factory.mktemp("dagster-home")
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))

@@ -365,3 +365,52 @@ def test_a_bounded_run_keeps_to_its_own_folder_and_never_reaches_the_full_result
     assert (data / "report" / "report.md").read_bytes() == report
     assert {p: p.read_bytes() for p in published} == published
     assert len((data / "results" / "oracle" / "de.jsonl").read_text().splitlines()) == 9
+
+
+def test_the_frozen_record_and_data_resolve_against_the_project_from_any_folder(tmp_path, monkeypatch):
+    """Issue 23.3: `frozen/` once resolved against the shell's folder, so a run from elsewhere ignored
+    the record and changed a published item."""
+    from chpit_assets.defs.resources import FROZEN_DIR_ENV, PROJECT_ROOT, ChpitStore
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(FROZEN_DIR_ENV)
+    assert ChpitStore().frozen_path == PROJECT_ROOT / "frozen" == ChpitStore(frozen_dir="frozen").frozen_path
+    assert (PROJECT_ROOT / "frozen").is_dir()  # committed, as the README says
+    monkeypatch.setenv(FROZEN_DIR_ENV, str(tmp_path / "record"))
+    assert ChpitStore().frozen_path == tmp_path / "record"
+
+
+@pytest.mark.slow
+def test_the_cli_from_another_folder_builds_and_publishes_the_same_bytes(tmp_path):
+    """Issue 23.3: the same run from the project and from an unrelated folder, byte for byte."""
+    here = run_cli(tmp_path / "here", "--systems", "oracle,recite")
+    elsewhere_dir = tmp_path / "elsewhere"
+    elsewhere_dir.mkdir()
+    env = dict(
+        os.environ, DAGSTER_HOME=str(tmp_path / "there" / "home"), CHPIT_DATA_DIR=str(tmp_path / "there" / "data")
+    )
+    (tmp_path / "there" / "home").mkdir(parents=True)
+    (tmp_path / "there" / "home" / "dagster.yaml").write_bytes((ROOT / "dagster.yaml").read_bytes())
+    env.pop("CHPIT_PG_URL", None)
+    there = subprocess.run(
+        [sys.executable, "-m", "chpit_assets", "run", "--langs", "de", "--systems", "oracle,recite"],
+        cwd=elsewhere_dir,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert here.returncode == 0 and there.returncode == 0, there.stdout + there.stderr
+    for folder in ("build", "publish"):
+        mine = {
+            p.relative_to(tmp_path / "here" / "data"): p.read_bytes()
+            for p in (tmp_path / "here" / "data" / folder).rglob("*")
+            if p.is_file()
+        }
+        theirs = {
+            p.relative_to(tmp_path / "there" / "data"): p.read_bytes()
+            for p in (tmp_path / "there" / "data" / folder).rglob("*")
+            if p.is_file()
+        }
+        assert mine and mine == theirs, folder
+    assert not list(elsewhere_dir.iterdir())  # nothing written where the shell was

@@ -16,6 +16,7 @@ from typing import Literal
 import dagster as dg
 from pydantic import PrivateAttr
 
+from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR
 from chpit_assets.corpus.store import Store, release_held
 from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
 from chpit_assets.fedlex.sparql import ENDPOINT
@@ -24,6 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """The repository checkout (the package is installed editable, `pip install -e`)."""
 
 DATA_DIR_ENV = "CHPIT_DATA_DIR"
+FROZEN_DIR_ENV = "CHPIT_FROZEN_DIR"
 SAMPLE_DIR_ENV = "CHPIT_SAMPLE_DIR"
 
 
@@ -39,6 +41,9 @@ class ChpitStore(dg.ConfigurableResource):
     Empty `data_dir` = $CHPIT_DATA_DIR, else the project's `data/`, read each time it is used."""
 
     data_dir: str = ""
+    # B18's record of published items: the build reads it, the gate checks it, an upload grows it.
+    # Empty = $CHPIT_FROZEN_DIR, else the project's committed frozen/; relative = the project's.
+    frozen_dir: str = ""
     # A bounded run's own folder under data/runs/ (issue 23.6): its results and report live there,
     # never beside the full core's. Empty = the full run's data/results/ and data/report/.
     run_dir: str = ""
@@ -60,6 +65,11 @@ class ChpitStore(dg.ConfigurableResource):
     @property
     def root(self) -> Path:
         return project_path(self.data_dir or os.environ.get(DATA_DIR_ENV) or "data")
+
+    @property
+    def frozen_path(self) -> Path:
+        """The frozen record (B18), resolved against the project, never the working directory (issue 23.3)."""
+        return project_path(self.frozen_dir or os.environ.get(FROZEN_DIR_ENV) or DEFAULT_FROZEN_DIR)
 
     @property
     def store_path(self) -> Path:

@@ -20,7 +20,7 @@ def test_bench_assets_and_checks_on_the_sample(tmp_path, instance):
     ingest_language(chpit.store, load_sample_catalog(SAMPLE), "de", tmp_path / "cache")
     per_lang = [assets.act_changes, assets.eligible_changes, assets.bench_items, assets.core_split]
     check_defs = [checks.bench_items_checks]
-    run_config = {"ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen"), "build": "v-test"}}}}
+    run_config = {"ops": {"bench_items": {"config": {"build": "v-test"}}}}
     result = dg.materialize(
         [*per_lang, *check_defs],
         partition_key="de",
@@ -55,7 +55,7 @@ def test_a_failing_check_names_the_item_and_the_other_checks_still_pass(tmp_path
     chpit = ChpitStore(data_dir=str(tmp_path / "data"))
     ingest_language(chpit.store, load_sample_catalog(SAMPLE), "de", tmp_path / "cache")
     per_lang = [assets.act_changes, assets.eligible_changes, assets.bench_items]
-    run_config = {"ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}}}
+    run_config: dict = {}
     assert dg.materialize(
         per_lang, partition_key="de", instance=instance, resources={"chpit": chpit}, run_config=run_config
     ).success

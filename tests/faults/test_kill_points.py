@@ -38,7 +38,7 @@ PUBLISH_DRIVER = """
 import sys
 import dagster as dg
 from chpit_assets.definitions import defs
-hub = {"repo_id": "overthelex/ch-pit", "hub_endpoint": sys.argv[1], "frozen_dir": "frozen"} if sys.argv[1:] else {}
+hub = {"repo_id": "overthelex/ch-pit", "hub_endpoint": sys.argv[1]} if sys.argv[1:] else {}
 config = {"resources": {"publication": {"config": hub}}, "loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
     instance=dg.DagsterInstance.get(), asset_selection=[dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset")],
@@ -54,6 +54,7 @@ def _env(workdir: Path, kill_at: str | None) -> dict[str, str]:
         PYTHONPATH=str(ROOT),
         DAGSTER_HOME=str(workdir / "home"),
         CHPIT_DATA_DIR=str(workdir / "data"),
+        CHPIT_FROZEN_DIR=str(workdir / "frozen"),
         HF_HUB_DISABLE_TELEMETRY="1",
     )
     if kill_at:

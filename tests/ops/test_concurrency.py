@@ -68,7 +68,7 @@ def test_every_step_that_opens_the_store_writable_is_in_the_writer_pool(tmp_path
             "chpit": ChpitStore(data_dir=str(tmp_path / "data")),
             "fedlex": FedlexSource(sample_dir=str(SAMPLE)),
         },
-        run_config={"ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}}},
+        run_config={},
     )
     assert result.success
     assert ("parsed_articles", POOL) in opened

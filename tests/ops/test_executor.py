@@ -34,7 +34,6 @@ def test_a_launched_build_run_executes_its_steps_in_its_own_process(tmp_path, mo
     config = {
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
         "resources": {"fedlex": {"config": {"sample_dir": str(SAMPLE)}}},
-        "ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}},
     }
     with dg.instance_for_test() as instance:
         register_langs(instance, ["de"])
@@ -71,7 +70,6 @@ def test_a_run_that_owns_the_writer_pool_opens_the_store_once(tmp_path, monkeypa
     config = {
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
         "resources": {"fedlex": {"config": {"sample_dir": str(SAMPLE)}}, "chpit": {"config": {"data_dir": str(data)}}},
-        "ops": {"bench_items": {"config": {"frozen_dir": str(tmp_path / "frozen")}}},
     }
     with dg.instance_for_test(overrides={"concurrency": {"pools": {"granularity": granularity}}}) as instance:
         register_langs(instance, ["de"])

@@ -56,7 +56,7 @@ def test_one_new_edition_costs_one_download_and_one_parse_and_reaches_items_and_
     )
 
     def build(instance: dg.DagsterInstance, release: str, tags: dict[str, str] | None = None):
-        config = {**QUIET, "ops": {"bench_items": {"config": {"frozen_dir": str(frozen), "build": release}}}}
+        config = {**QUIET, "ops": {"bench_items": {"config": {"build": release}}}}
         result = defs.resolve_job_def("build").execute_in_process(
             run_config=config, instance=instance, partition_key="de", tags=tags
         )

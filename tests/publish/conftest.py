@@ -53,8 +53,8 @@ def data(sample_data, tmp_path) -> Path:
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path):
-    """No test may find a real token and reach the Hub, nor touch the repository's frozen/ record
-    (the default frozen_dir is relative to the working directory), nor let `datasets` write to ~."""
+    """No test may find a real token and reach the Hub, nor let `datasets` write to ~ (the frozen
+    record is the test's own: tests/conftest.py sets $CHPIT_FROZEN_DIR)."""
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

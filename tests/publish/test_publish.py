@@ -47,7 +47,7 @@ def test_publish_then_load_with_datasets(data, tmp_path):
     from datasets import load_dataset
 
     with dg.instance_for_test() as instance:
-        result = publish_run(data, instance, {"frozen_dir": str(tmp_path / "frozen")})
+        result = publish_run(data, instance)
     assert result.success
     assert {name: c.passed for name, c in checks(result).items()} == {
         "oracle_one": True,
@@ -275,7 +275,7 @@ def test_a_crash_between_the_renames_is_repaired_even_when_the_next_gate_fails(d
 def test_upload_to_a_loopback_hub_then_the_frozen_record_grows(data, tmp_path, monkeypatch):
     hub = FakeHub()
     frozen = tmp_path / "frozen"
-    config = {"repo_id": "overthelex/ch-pit", "hub_endpoint": hub.url, "frozen_dir": str(frozen)}
+    config = {"repo_id": "overthelex/ch-pit", "hub_endpoint": hub.url}
     monkeypatch.setenv("HF_TOKEN", "hf_loopback_token")
     try:
         with dg.instance_for_test() as instance:
@@ -308,7 +308,7 @@ def test_upload_to_a_loopback_hub_then_the_frozen_record_grows(data, tmp_path, m
 def test_a_failed_upload_keeps_the_frozen_record_as_it_was(data, tmp_path, monkeypatch):
     hub = FakeHub(fail_commits=True)
     monkeypatch.setenv("HF_TOKEN", "hf_loopback_token")
-    config = {"repo_id": "overthelex/ch-pit", "hub_endpoint": hub.url, "frozen_dir": str(tmp_path / "frozen")}
+    config = {"repo_id": "overthelex/ch-pit", "hub_endpoint": hub.url}
     try:
         with dg.instance_for_test() as instance:
             result = publish_run(data, instance, config)

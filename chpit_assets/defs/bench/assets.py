@@ -14,7 +14,6 @@ from chpit_assets.bench import changes, eligibility, items
 from chpit_assets.bench.build_report import build_report as make_report
 from chpit_assets.bench.build_report import report_langs, write_report
 from chpit_assets.bench.core_split import CORE_SIZE
-from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR
 from chpit_assets.markdown import table
 
 from ..metadata import data_version
@@ -35,7 +34,6 @@ class ItemsConfig(dg.Config):
     per_act_cap: int = items.PER_ACT_CAP  # B14
     item_cap: int = items.ITEM_CAP  # B14
     core_size: int = CORE_SIZE  # B16
-    frozen_dir: str = DEFAULT_FROZEN_DIR  # B18: the committed record of published items
 
 
 class ReportConfig(dg.Config):
@@ -96,7 +94,7 @@ def bench_items(context: dg.AssetExecutionContext, config: ItemsConfig, chpit: C
     """Items B13-B19 with core flags: data/build/bench-{lang}.jsonl and the bench_item table."""
     lang = context.partition_key
     settings = items.BuildSettings(config.build, config.seed, config.per_act_cap, config.item_cap, config.core_size)
-    result, path = items.update_items(chpit.store, chpit.build_dir, lang, settings, config.frozen_dir)
+    result, path = items.update_items(chpit.store, chpit.build_dir, lang, settings, chpit.frozen_path)
     head = [json.loads(line) for line in result.lines[:3]]
     examples = [(i["id"], i["kind"], i["as_of"], i["question"], i["gold"]["text"][:100]) for i in head]
     s = result.stats

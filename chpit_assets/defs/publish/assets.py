@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import dagster as dg
 
-from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR, load_frozen
+from chpit_assets.bench.frozen import load_frozen
 from chpit_assets.bench.items import ITEM_CAP
 from chpit_assets.fedlex.catalog_diff import promote_staged
 from chpit_assets.pit.tools import PitTools
@@ -53,7 +53,6 @@ class Publication(dg.ConfigurableResource):
     repo_id: str = ""  # Hub dataset repo, e.g. "overthelex/ch-pit"; empty = local only
     token_env: str = "HF_TOKEN"  # the variable NAME holding the token, never the token
     hub_endpoint: str = ""  # empty = huggingface_hub's default (which honours HF_ENDPOINT)
-    frozen_dir: str = DEFAULT_FROZEN_DIR  # B18 record: checked by the gate, grown after an upload
     min_items: dict[str, int] = {"de": 1}  # absolute floor per language
     max_items: int = ITEM_CAP  # per language (B14)
     max_drop_share: float = 0.01  # a language may lose at most min(this share of the live
@@ -97,7 +96,7 @@ def run_gate(chpit: ChpitStore, publication: Publication) -> tuple[Candidate, Ga
         oracle_failures=oracle_failures(chpit),
         oracle_scored_ids=scored,
         published_oracle=published_oracle,
-        frozen={lang: load_frozen(publication.frozen_dir, lang) for lang in BENCH_LANGS},
+        frozen={lang: load_frozen(chpit.frozen_path, lang) for lang in BENCH_LANGS},
         previous_acts=published_acts(chpit.publish_dir),
         bounds=publication.bounds(),
     )
@@ -166,7 +165,7 @@ def hf_dataset(
                 chpit.publish_dir,
                 hub=target,
                 local_reason=local_reason,
-                frozen_dir=publication.frozen_dir,
+                frozen_dir=chpit.frozen_path,
                 load_name=publication.repo_id or LOCAL_LOAD_NAME,
             )
         except GateFailed as exc:
@@ -186,7 +185,7 @@ def hf_dataset(
     else:
         context.log.info(
             f"hf_dataset: uploaded {result.commit_url}; frozen record +{result.frozen_added}: "
-            f"commit {publication.frozen_dir}/"
+            f"commit {chpit.frozen_path}/"
         )
     return dg.MaterializeResult(
         data_version=dg.DataVersion(candidate.digest()[:16]),
