@@ -350,6 +350,7 @@ def test_a_bounded_run_keeps_to_its_own_folder_and_never_reaches_the_full_result
     `make run` published the one-item row. Now a bounded run writes data/runs/<name>/ only."""
     full = run_cli(tmp_path, "--systems", "oracle,recite")
     assert full.returncode == 0, full.stdout + full.stderr
+    assert_one_backfill_per_invocation(tmp_path / "home", 1)
     data = tmp_path / "data"
     before = {p: p.read_bytes() for p in sorted((data / "results").rglob("*")) if p.is_file()}
     report = (data / "report" / "report.md").read_bytes()
@@ -365,6 +366,22 @@ def test_a_bounded_run_keeps_to_its_own_folder_and_never_reaches_the_full_result
     assert (data / "report" / "report.md").read_bytes() == report
     assert {p: p.read_bytes() for p in published} == published
     assert len((data / "results" / "oracle" / "de.jsonl").read_text().splitlines()) == 9
+    assert_one_backfill_per_invocation(tmp_path / "home", 2)
+
+
+def assert_one_backfill_per_invocation(home: Path, invocations: int) -> None:
+    """Issue 22 acceptance: each command is one backfill; every run belongs to one, was launched
+    through the code location (a job origin: the UI lists it under its job), tagged `cli`."""
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        backfills = instance.get_backfills()
+        assert len(backfills) == invocations and all(b.tags["chpit/trigger"] == "cli" for b in backfills)
+        runs = instance.get_runs()
+        assert {r.tags.get("dagster/backfill") for r in runs} == {b.backfill_id for b in backfills}
+        assert all(r.remote_job_origin is not None for r in runs)
+        assert {r.remote_job_origin.location_name for r in runs if r.remote_job_origin} == {"chpit"}
+        assert all(r.tags.get("chpit/trigger") == "cli" for r in runs)
 
 
 def test_the_frozen_record_and_data_resolve_against_the_project_from_any_folder(tmp_path, monkeypatch):

@@ -119,7 +119,7 @@ def parsed_articles(
         "preview": dg.MetadataValue.md(table(preview.columns, preview.rows())),
     }
     if report.last_good:
-        files = "; ".join(f"{f.url} ({f.stage}: {f.error[:200]})" for f in report.last_good)
+        files = "; ".join(f"{f.url} ({f.stage}: {f.error})" for f in report.last_good)
         raise dg.Failure(
             description=f"[{context.partition_key}] {len(report.last_good)} edition(s) kept their last good parse "
             f"because the new file failed: {files}",
