@@ -114,7 +114,7 @@ def _unpublished_langs(instance, langs: list[str], source) -> str:
 
 def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], started: float, partial: str, store) -> int:
     """The summary lines and the exit code of a finished backfill (issue 14 item 4, issue 23.7)."""
-    from chpit_assets.orchestration.stages import publication_line
+    from chpit_assets.orchestration.stages import BUILD, publication_line
 
     if outcome.interrupted:
         kept = sum(r.status.value == "SUCCESS" for r in outcome.runs)
@@ -124,7 +124,7 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
             file=sys.stderr,
         )
         return EXIT_SOME_ERRORED
-    build_failed = [f for f in outcome.failures if f.stage.startswith("build [")]
+    build_failed = [f for f in outcome.failures if f.kind == BUILD]
     if build_failed:
         # A build failed: each failed step and why, naming the act, edition, file or url.
         print(f"benchmark: FAILED at {build_failed[0].stage} (backfill {outcome.backfill_id}):", file=sys.stderr)

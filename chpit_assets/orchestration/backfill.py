@@ -39,7 +39,7 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from chpit_assets.orchestration.stages import StageFailure
+from chpit_assets.orchestration.stages import CHAIN, StageFailure
 from chpit_assets.orchestration.target import Target
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[2] / "workspace.yaml"
@@ -104,7 +104,7 @@ def failure(instance: dg.DagsterInstance, backfill_id: str) -> StageFailure:
     error = found.error if found is not None else None
     reason = error.message.strip() if error is not None else f"the backfill ended {status(instance, backfill_id)}"
     name = error.cls_name if error is not None and error.cls_name else "BackfillFailed"
-    return StageFailure("backfill", "-", backfill_id, name, reason)
+    return StageFailure("backfill", CHAIN, "-", backfill_id, name, reason)
 
 
 def cancel(instance: dg.DagsterInstance, backfill_id: str) -> None:

@@ -17,7 +17,7 @@ SYSTEM_PARTITION = "|"
 
 BUILD_ROOT = dg.AssetKey("fedlex_catalog")
 RESULTS = dg.AssetKey("results")
-CHAIN = ("build_report", "oracle_gate", "report", "publish_gate", "hf_dataset")
+CHAIN_ORDER = ("build_report", "oracle_gate", "report", "publish_gate", "hf_dataset")
 """The unpartitioned assets in graph order, so a run of several reads as the chain: `report, publish_gate, hf_dataset`."""
 
 
@@ -26,6 +26,7 @@ class StageFailure:
     """One failed step or blocking check of a backfill run."""
 
     stage: str  # "build [de]", "oracle [de]", "build_report, oracle_gate", ...
+    kind: str  # BUILD, SYSTEM or CHAIN: what the CLI's exit code and summary depend on
     run_id: str
     step: str  # the step key, or the check's name
     error: str  # the innermost error's class name ("CatalogError", "SpendNotConfirmedError"), or "check"
@@ -36,17 +37,33 @@ class StageFailure:
         return f"{self.step}: {kind}: {self.reason}"
 
 
+BUILD, SYSTEM, CHAIN = "build", "system", "chain"
+CHECK_FAILED = "DagsterAssetCheckFailedError"
+
+
+def kind_of(run: dg.DagsterRun) -> str:
+    """A language's build, one (system, lang) partition, or an unpartitioned stretch of the chain."""
+    keys = set(run.asset_selection or ())
+    partition = run.tags.get(PARTITION_TAG, "")
+    if RESULTS in keys and SYSTEM_PARTITION in partition:
+        return SYSTEM
+    return BUILD if BUILD_ROOT in keys or (partition and keys) else CHAIN
+
+
 def stage_of(run: dg.DagsterRun) -> str:
     """A run's stage as the CLI names it: `build [lang]`, `<system> [lang]`, or the assets it materialised."""
     keys = set(run.asset_selection or ())
     partition = run.tags.get(PARTITION_TAG, "")
-    if BUILD_ROOT in keys or (partition and SYSTEM_PARTITION not in partition and keys):
+    kind = kind_of(run)
+    if kind == BUILD:
         return f"build [{partition}]"
-    if RESULTS in keys and SYSTEM_PARTITION in partition:
+    if kind == SYSTEM:
         lang, system = partition.split(SYSTEM_PARTITION, 1)  # multi-partition keys join dimensions by name order
         return f"{system} [{lang}]"
     checks = {k.asset_key for k in (run.asset_check_selection or ())}
-    names = sorted((k.to_user_string() for k in keys | checks), key=lambda n: (CHAIN.index(n) if n in CHAIN else 99, n))
+    names = sorted(
+        (k.to_user_string() for k in keys | checks), key=lambda n: (CHAIN_ORDER.index(n) if n in CHAIN_ORDER else 99, n)
+    )
     return ", ".join(names) or run.job_name
 
 
@@ -56,7 +73,7 @@ def failures_of(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]) -> 
     for run in runs:
         if run.status == dg.DagsterRunStatus.SUCCESS:
             continue
-        stage = stage_of(run)
+        stage, kind = stage_of(run), kind_of(run)
         for record in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE):
             event = record.dagster_event
             assert event is not None
@@ -69,8 +86,12 @@ def failures_of(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]) -> 
                 error.message.strip() if error is not None else "no error recorded"
             )
             name = error.cls_name if error is not None and error.cls_name else "Failure"
-            reason = reason.removeprefix(f"{name}: ")  # Dagster's message repeats the class name
-            found.append(StageFailure(stage, run.run_id, event.step_key or "-", name, reason))
+            if name == CHECK_FAILED:
+                continue  # a blocking check's own step failure: the check's evaluation below says why
+            head, sep, rest = reason.partition(": ")
+            if sep and head.rsplit(".", 1)[-1] == name:  # Dagster's message repeats the (qualified) class name
+                reason = rest
+            found.append(StageFailure(stage, kind, run.run_id, event.step_key or "-", name, reason))
         for record in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
             event = record.dagster_event
             assert event is not None
@@ -79,12 +100,13 @@ def failures_of(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]) -> 
                 continue
             metadata = {k: v.value for k, v in (evaluation.metadata or {}).items()}
             reason = evaluation.description or "; ".join(f"{k}: {v}" for k, v in metadata.items())
-            found.append(StageFailure(stage, run.run_id, evaluation.check_name, "check", str(reason)))
+            found.append(StageFailure(stage, kind, run.run_id, evaluation.check_name, "check", str(reason)))
         if run.status in (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED) and not any(
             f.run_id == run.run_id for f in found
         ):
             # The run ended without a step failing: its worker died (kill -9, OOM) or it was cancelled.
-            found.append(StageFailure(stage, run.run_id, "-", run.status.value, _run_end_reason(instance, run)))
+            reason = _run_end_reason(instance, run)
+            found.append(StageFailure(stage, kind, run.run_id, "-", run.status.value, reason))
     return found
 
 
