@@ -94,7 +94,7 @@ def test_repeats_and_cutoff_reach_the_run_config(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     monkeypatch.setattr(
-        cli, "run", lambda langs, systems, model, fedlex, runs: seen.update(model=model, runs=runs) or 0
+        cli, "run", lambda langs, systems, model, fedlex, runs, executor: seen.update(model=model, runs=runs) or 0
     )
     assert main(["run", "--systems", "smollm2-135m/pit", "--repeats", "3", "--cutoff", "2025-06-30"]) == 0
     assert seen["runs"]["repeats"] == 3 and seen["model"]["cutoff"] == "2025-06-30"

@@ -8,6 +8,7 @@ runner gives on the same answers. Messages and tool specs cross in the OpenAI sh
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import anyio.from_thread
@@ -85,6 +86,7 @@ class InspectChatClient(ChatClient):
     def __init__(self, model: Model, config: EndpointConfig | None = None):
         self.config = config or endpoint_for(model)
         self.model = model
+        self._backoff = threading.local()  # ChatClient's per-thread retry clock (a line's latency excludes it)
 
     def close(self) -> None:
         pass  # Inspect owns the model and its connections

@@ -184,7 +184,7 @@ def run_release(
     summaries = []
     for key in systems:
         parsed = parse_system_key(key)
-        if parsed.base_mode == "agentic" and tools is None:
+        if parsed.tool_calls and tools is None:
             raise ReleaseError(key, "agentic runs call our tools over our corpus; build it first (run --source live)")
         every = [item for lang_items in items.values() for item in lang_items]
         if parsed.mode == "oracle":

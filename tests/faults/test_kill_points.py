@@ -163,7 +163,8 @@ def test_a_build_killed_at_each_point_loses_nothing_and_publishes_whole(point, r
 
     again = build(work)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "STARTED" not in runs_by_status(work, monkeypatch)
+    if not point.startswith("publish."):  # the publish points' run is this test's own, in-process one
+        assert "STARTED" not in runs_by_status(work, monkeypatch)
     assert folder_files(work / "data" / "publish") == new
     assert folder_files(work / "data" / "build") == folder_files(reference / "data" / "build")
     assert store_state(work) == store_state(reference)

@@ -48,14 +48,14 @@ def _runner_lines(data_dir, server, mode, tmp_path) -> dict[str, dict]:
 
 def _compare(logs, data_dir, server, tmp_path) -> Counter:
     labels: Counter = Counter()
-    assert [log.status for log in logs] == ["success"] * len(logs)
+    assert [log.status for log in logs] == ["success"] * len(logs), [log.error.message for log in logs if log.error]
     for log in logs:
         mode = log.eval.metadata["chpit_mode"]
         ours = _runner_lines(data_dir, server, mode, tmp_path)
         assert sorted(s.id for s in log.samples) == sorted(ours)
         for sample in log.samples:
             line, theirs = sample.metadata[LINE_KEY], ours[sample.id]
-            assert line["system_key"] == theirs["system_key"] == _key(mode) and line["error"] is None
+            assert line["system_key"] == theirs["system_key"] == _key(mode) and "error" not in line
             assert (line["answer"], line["verdict"]) == (theirs["answer"], theirs["verdict"]), (mode, sample.id)
             assert verdict_of_score(sample.scores["chpit_scorer"]) == theirs["verdict"]
             if parse_system_key(_key(mode)).tool_calls:

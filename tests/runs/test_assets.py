@@ -225,5 +225,6 @@ def test_a_models_run_report_holds_no_model_free_system_of_the_same_name(sample,
         system = build_system("scripted/pit", tools=tools, clients={"scripted": client})
         run_items(system, items[:3], results_path(chpit.results_dir, "scripted/pit", "de"))
     report = json.loads(write_run_report(chpit, "pit", RunsConfig(limit=3), {}).read_text())
-    assert list(report["actual"]) == ["model-a"] and list(report["estimate"]) == ["model-a", "total_usd"]
-    assert report["actual"]["model-a"]["answered"] == 3
+    # PROTOCOL §8 keys by the model slug (issue 24)
+    assert list(report["actual"]) == ["vendor/model-a"] and list(report["estimate"]) == ["vendor/model-a", "total_usd"]
+    assert report["actual"]["vendor/model-a"]["answered"] == 3
