@@ -89,10 +89,9 @@ def run(
     )
     bench_langs = [lang for lang in langs if lang in BENCH_LANGS]
     if any(f.error == "SpendNotConfirmedError" for f in outcome.failures):
-        print(
-            request.spend_estimate(systems, bench_langs, model_config, runs_config, ChpitStore().build_dir),
-            file=sys.stderr,
-        )
+        estimates, refusal = request.spend_estimate(systems, bench_langs, model_config, runs_config, store.build_dir)
+        print("\n".join(estimates))  # the published dry-run shape, one object per paid system (PROTOCOL §7)
+        print(refusal, file=sys.stderr)
         return EXIT_USAGE
     return _outcome_exit(outcome, instance, systems, bench_langs, started, partial, store)
 

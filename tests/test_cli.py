@@ -303,7 +303,15 @@ def test_a_paid_endpoint_without_confirmation_prints_the_estimate_and_exits_2_be
         "10",
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "estimate gpt/closed: " in done.stderr and "not run: https://models.example.invalid/v1" in done.stderr
+    [estimate] = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert set(estimate) == {"gpt", "total_usd"} and set(estimate["gpt"]) == {
+        "items",
+        "input_tokens",
+        "output_tokens",
+        "usd",
+    }
+    assert estimate["gpt"]["items"] == 9 and estimate["total_usd"] == estimate["gpt"]["usd"] > 0
+    assert "not run: gpt/closed on https://models.example.invalid/v1" in done.stderr
     assert "build [de]: ok" in done.stdout and "gpt/closed [de]: FAILED" in done.stdout
     assert "report, publish_gate" not in done.stdout  # nothing after the refusal
     assert "Traceback" not in done.stderr

@@ -102,15 +102,17 @@ def bounded_run(fedlex: dict, runs: dict, data_root: Path) -> dict:
     return {"data_dir": str(data_root / "runs" / name)} if fedlex.get("sr_numbers") else {"run_dir": name}
 
 
-def spend_estimate(systems: Sequence[str], langs: Sequence[str], model: dict, runs: dict, build_dir) -> str:
-    """PROTOCOL §7: the estimate a paid run without confirmation prints before it stops (the results
-    asset refuses with SpendNotConfirmedError before any call)."""
+def spend_estimate(
+    systems: Sequence[str], langs: Sequence[str], model: dict, runs: dict, build_dir
+) -> tuple[list[str], str]:
+    """PROTOCOL §7: what a paid run without confirmation prints before it stops (the results asset
+    refuses with SpendNotConfirmedError before any call): per paid system the published estimate
+    object `{<model slug>: {items, input_tokens, output_tokens, usd}, total_usd}` (for stdout), and
+    the refusal naming the systems and what confirms (for stderr)."""
     from chpit_assets.defs.runs.assets import ModelEndpoint
-    from chpit_assets.runs.client import EndpointConfig, estimate_cost
+    from chpit_assets.runs.client import EndpointConfig, dry_run_estimate, estimate_cost
 
     paid = model_systems(systems)
-    if not paid:
-        return ""
     endpoint = ModelEndpoint(**model)
     config = EndpointConfig(
         endpoint.resolved_base_url() or "http://127.0.0.1/",
@@ -129,16 +131,14 @@ def spend_estimate(systems: Sequence[str], langs: Sequence[str], model: dict, ru
         )
     ]
     repeats = max(1, runs.get("repeats", 1))  # issue 25: every repeat is asked, so every repeat is paid for
-    lines = []
+    estimates = []
     for key in paid:
         tokens = [parse_system_key(key).estimate_tokens(item) for item in items]
         tokens_in, tokens_out = sum(t[0] for t in tokens), sum(t[1] for t in tokens)
         estimate = estimate_cost(config, len(items) * repeats, tokens_in * repeats, tokens_out * repeats)
-        lines.append(f"estimate {key}: {json.dumps({**estimate, 'usd': round(estimate['usd'], 4)})}")
-    return "\n".join(
-        lines
-        + [
-            f"not run: {config.public_url} is a paid endpoint; pass --confirm-spend or set "
-            "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)"
-        ]
+        estimates.append(json.dumps(dry_run_estimate({config.model: estimate}), ensure_ascii=False))
+    refusal = (
+        f"not run: {', '.join(paid)} on {config.public_url}, a paid endpoint; pass --confirm-spend or set "
+        "CHPIT_CONFIRM_SPEND=1 (the published CHPIT_CONFIRM=1 works too)"
     )
+    return estimates, refusal

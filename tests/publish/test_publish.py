@@ -101,7 +101,9 @@ def test_publish_then_load_with_datasets(data, tmp_path):
     assert "Fedlex data may be reused free of charge with source attribution" in card
     assert "No items in this build for it" in card and "| de | 7 | 5 | 9 | 9 | 9 |" in card
     assert "| identical_or_short | 2 | 0 | 0 |" in card
-    assert "| recite | 10 | 60.0 [" in card and "| 40.0 [" in card  # the report's results table: de and fr recited, as `make run` does
+    assert (
+        "| recite | 10 | 60.0 [" in card and "| 40.0 [" in card
+    )  # the report's results table: de and fr recited, as `make run` does
     # no token, no repo: written locally, and the materialisation says so
     assert hf_metadata(result)["upload"] == "local only: repo_id and $HF_TOKEN not set"
     meta = hf_metadata(result)
