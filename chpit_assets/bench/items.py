@@ -297,7 +297,6 @@ def update_items(
         require_tables(con, "bench_items")  # before ensure_tables, which would create them empty
         ensure_tables(con)  # brings a store built by an older version up to date
         result = _build_items(con, lang, settings, frozen)
-        result.stats["frozen_dir"] = str(frozen_dir)  # where the checks find the record again
         _write_rows(con, result)
     return result, _write_file(build_dir, lang, result.lines)
 

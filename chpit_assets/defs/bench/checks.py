@@ -58,7 +58,7 @@ def _stats(chpit: ChpitStore, lang: str) -> dict:
 def bench_items_checks(context: dg.AssetCheckExecutionContext, chpit: ChpitStore) -> Iterator[dg.AssetCheckResult]:
     lang = context.partition_key
     stats = _stats(chpit, lang)
-    frozen = load_frozen(stats["frozen_dir"], lang)
+    frozen = load_frozen(chpit.frozen_path, lang)  # the one setting the build read it from (issue 23.3)
     items = load_items(chpit.store, lang)
     for name, (_, passing, offending) in CHECKS.items():
         bad = offending(items, frozen, stats)
