@@ -66,8 +66,16 @@ class Store:
             try:
                 return duckdb.connect(str(self.path), read_only=read_only)
             except duckdb.IOException as exc:
-                if "lock" not in str(exc).lower() or time.monotonic() + delay > deadline:
-                    raise StoreError(f"cannot open {self.path}: {exc}") from exc
+                locked = "lock" in str(exc).lower()
+                if not locked or time.monotonic() + delay > deadline:
+                    # Issue 23.7: say what to do. The store is derived data: the content-addressed
+                    # cache (verified by sha256) rebuilds it without one download.
+                    remedy = (
+                        "another process still holds it"
+                        if locked
+                        else f"delete {self.path} to rebuild it from the cache (data/cache/)"
+                    )
+                    raise StoreError(f"cannot open {self.path}: {exc}; {remedy}") from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 

@@ -211,3 +211,14 @@ def test_the_ddl_runs_when_the_store_is_behind_it_and_only_then(tmp_path):
     with store.connect():
         pass
     assert "title" in _columns(store.path, "ch_act_version")
+
+
+def test_a_damaged_store_is_refused_with_the_remedy(tmp_path):
+    """Issue 23.7: the summary names the cause and what to do, not only that a step failed."""
+    from chpit_assets.corpus.store import Store, StoreError
+
+    path = tmp_path / "chpit.duckdb"
+    path.write_bytes(b"not a database, a half-copied file" * 100)
+    with pytest.raises(StoreError, match=rf"cannot open {path}: .*; delete {path} to rebuild it from the cache"):
+        with Store(path).connect(read_only=True):
+            pass
