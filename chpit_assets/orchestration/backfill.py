@@ -54,6 +54,7 @@ DONE = {
     BulkActionStatus.FAILED,
     BulkActionStatus.CANCELED,
 }
+DONE_VALUES = frozenset(s.value for s in DONE)
 
 
 def subset(target: Target, asset_graph) -> AssetGraphSubset:
@@ -114,15 +115,6 @@ def cancel(instance: dg.DagsterInstance, backfill_id: str) -> None:
         instance.update_backfill(backfill.with_status(BulkActionStatus.CANCELING))
 
 
-def unfinished(instance: dg.DagsterInstance, tags: Mapping[str, str]) -> list[str]:
-    """Ids of backfills carrying all of `tags` that Dagster still works on (requested or canceling)."""
-    return [
-        b.backfill_id
-        for b in instance.get_backfills()
-        if b.status not in DONE and all(b.tags.get(k) == v for k, v in tags.items())
-    ]
-
-
 def daemon_running(instance: dg.DagsterInstance) -> bool:
     """A `dagster-daemon` heartbeat for the backfill daemon within the last minute."""
     beats = instance.get_daemon_heartbeats()
@@ -158,7 +150,7 @@ def drive(
             on_run_done(run)
 
     if daemon_running(instance):
-        while status(instance, backfill_id) not in {s.value for s in DONE}:
+        while status(instance, backfill_id) not in DONE_VALUES:
             report_finished()
             time.sleep(interval)
         report_finished()
@@ -174,7 +166,7 @@ def drive(
                 pass
             report_finished()
             current = status(instance, backfill_id)
-            if current in {s.value for s in DONE} and not _active(instance, backfill_id):
+            if current in DONE_VALUES and not _active(instance, backfill_id):
                 report_finished()
                 return current
             time.sleep(interval)
