@@ -37,6 +37,7 @@ SLOW = (  # whole builds (in subprocesses or through Dagster runs), servers, a b
     "tests/pit/test_mcp_server.py",
     "tests/corpus/test_store.py",
     "tests/synthetic/",
+    "tests/benchmarks/",
 )
 
 
