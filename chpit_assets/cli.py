@@ -61,8 +61,8 @@ def run(
     from chpit_assets.langs import BENCH_LANGS
     from chpit_assets.orchestration import request
     from chpit_assets.orchestration.backfill import subset
-    from chpit_assets.orchestration.invocation import TRIGGER_TAG, invoke
-    from chpit_assets.orchestration.target import target_for
+    from chpit_assets.orchestration.invocation import invoke
+    from chpit_assets.orchestration.target import TRIGGER_TAG, target_for
 
     runs_config = runs_config or {}
     instance = open_instance()

@@ -25,7 +25,7 @@ build report and the card list the same languages whichever of the two built the
 def tonight(asset_graph) -> dg.RunRequest:
     """The backfill request the 03:30 sensor makes (the same function), launched from the shell."""
     from chpit_assets.defs.ops.schedules import nightly_request
-    from chpit_assets.orchestration.invocation import TRIGGER_TAG
+    from chpit_assets.orchestration.target import TRIGGER_TAG
 
     return nightly_request(asset_graph, NIGHTLY_LANGS, {TRIGGER_TAG: "cli"})
 

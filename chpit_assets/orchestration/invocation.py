@@ -25,7 +25,6 @@ from . import backfill
 from .stages import StageFailure, failures_of, stage_of
 
 DRIVER_TAG = "chpit/driver"
-TRIGGER_TAG = "chpit/trigger"
 LOCK_NAME = "chpit-driver.lock"
 SUCCESS = "COMPLETED_SUCCESS"
 

@@ -15,6 +15,12 @@ import dagster as dg
 
 from chpit_assets.langs import BENCH_LANGS
 
+TRIGGER_TAG = "chpit/trigger"
+"""What launched a backfill and its runs: cli, schedule, sensor (or benchmark).
+
+Here, not beside the driver, so the code location's schedules and sensors name it without importing
+the driver and Dagster's daemon machinery into every run process."""
+
 LANG_AXIS = "lang"
 SYSTEM_AXIS = "system"
 PUBLICATION = (dg.AssetKey("publish_gate"), dg.AssetKey("hf_dataset"))

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from huggingface_hub import HfApi
-
 from chpit_assets.faults import kill_point
 
 from .errors import UploadError
@@ -35,6 +33,8 @@ def hub_target(
 
 def upload(folder: Path, target: HubTarget, commit_message: str) -> str:
     """Create the dataset repo if needed and commit the folder to it; returns the commit URL."""
+    from huggingface_hub import HfApi  # imported on use: every run process imports this module, few upload
+
     api = HfApi(endpoint=target.endpoint, token=target.token)
     try:
         api.create_repo(target.repo_id, repo_type="dataset", exist_ok=True)

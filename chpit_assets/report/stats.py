@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy import stats
+
+# scipy.stats is imported inside the functions that use it: it takes about 3 s to import, and this
+# module is imported by every run process of the code location (through the report's assets), most
+# of which compute no interval (issue 27: a run's fixed cost).
 
 CONFIDENCE = 0.95
 ALPHA = 1.0 - CONFIDENCE
@@ -58,6 +61,8 @@ def pct(count: int, total: int) -> float | None:
 
 def wilson(k: int, n: int) -> tuple[float, float]:
     """The Wilson score interval of k successes in n trials, as fractions."""
+    from scipy import stats
+
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
     return float(ci.low), float(ci.high)
 
@@ -74,6 +79,8 @@ def _per_cluster(clusters: Sequence[Hashable], *columns: Sequence[float]) -> lis
 
 
 def _bootstrap(data: tuple[np.ndarray, ...], statistic) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import stats
+
     result = stats.bootstrap(
         data,
         statistic,
@@ -156,6 +163,8 @@ def line_interval(lines: Sequence[dict], hit: Callable[[dict], object]) -> dict:
 def min_discordant() -> int:
     """The fewest discordant pairs for which an exact two-sided McNemar test can reach p < ALPHA at
     all (all pairs one way): below it, no result could tell the two systems apart."""
+    from scipy import stats
+
     d = 1
     while stats.binomtest(0, d, 0.5).pvalue >= ALPHA:
         d += 1
@@ -182,6 +191,8 @@ def newcombe_paired(both: int, a_only: int, b_only: int, neither: int) -> tuple[
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Exact two-sided McNemar p-value: the discordant pairs as a binomial(a_only + b_only, 1/2)."""
+    from scipy import stats
+
     d = a_only + b_only
     return 1.0 if d == 0 else float(stats.binomtest(a_only, d, 0.5).pvalue)
 

@@ -20,9 +20,8 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from chpit_assets.nightly import NIGHTLY_LANGS
-from chpit_assets.orchestration.backfill import backfill_request
-from chpit_assets.orchestration.invocation import TRIGGER_TAG
 from chpit_assets.orchestration.request import nightly_target
+from chpit_assets.orchestration.target import TRIGGER_TAG
 
 ZURICH = "Europe/Zurich"
 # 03:30, not 02:30: on the two DST days Zurich's clock skips (March) or repeats (October) 02:00-02:59,
@@ -35,6 +34,10 @@ TICK_SECONDS = 60
 def nightly_request(asset_graph, langs, tags: dict[str, str]) -> dg.RunRequest:
     """One backfill over `langs` and everything downstream; the nightly's and the new-edition sensor's
     differ only in these."""
+    # Imported here: the backfill module pulls in Dagster's daemon (about 2 s), and this module is
+    # imported by every run process of the code location, which never calls this.
+    from chpit_assets.orchestration.backfill import backfill_request
+
     return backfill_request(nightly_target(asset_graph, langs), asset_graph, tags)
 
 

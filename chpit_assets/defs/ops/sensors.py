@@ -29,7 +29,7 @@ import dagster as dg
 
 from chpit_assets.fedlex.catalog_diff import ActChange, diff, read_built
 from chpit_assets.nightly import NIGHTLY_LANGS
-from chpit_assets.orchestration.invocation import TRIGGER_TAG
+from chpit_assets.orchestration.target import TRIGGER_TAG
 
 from ..resources import ChpitStore, FedlexSource
 from .schedules import nightly_request
