@@ -1,27 +1,28 @@
-"""P2, P3 and P3b at CH-PiT scale on a synthetic corpus (issue 7). Not a test: run it by hand, niced.
+"""P3 and P3b at CH-PiT scale on a synthetic corpus (issues 7, 22.7, 27.2). Not a test: run it by hand, niced.
 
     nice .venv/bin/python benchmarks/bench_scale.py [--acts 1070 --editions-per-act 4] [--write docs/benchmarks.md]
+    .venv/bin/python benchmarks/bench_scale.py --smoke DIR      # tiny scale, both paths, for make test
 
-1. generate  `python -m chpit_assets.synthetic` into --corpus (default data/synthetic, wiped first) (1,070 acts x 4 editions x de/fr/it =
-             12,840 catalog editions, 12,036 files: the skipped editions have none), timed.
-2. P2        `benchmarks/bench_parse.py` (reused, not duplicated) over the first --parse-acts act folders:
-             it holds its files in memory, so not over the whole corpus.
-3. P3        the full build in a fresh process (so ru_maxrss is the build's alone): per language the
+1. generate  `python -m chpit_assets.synthetic` into --corpus (default data/synthetic, wiped first) (1,070 acts x
+             4 editions x de/fr/it = 12,840 catalog editions, 12,036 files: the skipped editions have none), timed.
+2. P3        the full build in a fresh process (so ru_maxrss is the build's alone): per language the
              fetch into the content-addressed cache (`download_editions`) and parse + store
-             (`store_editions`) -- together `ingest_language` --, then per language act_changes,
-             eligible_changes, bench_items, core_split (the builder's domain functions, as the Dagster
-             assets call them), then build_report; the store held open from the first step to the
-             last and closed at the end (`close_store`: the last checkpoint), as an in-process run holds it.
+             (`store_editions`), then per language act_changes, eligible_changes, bench_items,
+             core_split, search_index and search_track (the domain functions, as the Dagster assets
+             call them), then build_report; the store held open from the first step to the last and
+             closed at the end (`close_store`: the last checkpoint), as an in-process run holds it.
    and again through Dagster itself (`--executors`): one asset backfill over the same assets (each
-             language's partition, then build_report), checks included, driven as the CLI drives it
-             (chpit_assets.orchestration), on a SQLite instance of its own, per executor.
-4. P3b       one new edition of one act in every language (`append_edition`, amending the act's longest
-             article so that the new change is eligible and B15 reshuffles the pool), and the same steps
+             language's partition, then build_report), checks included, driven as the CLI and
+             `python -m chpit_assets nightly` drive it (chpit_assets.orchestration), on a SQLite
+             instance of its own, per executor. Both paths cover the same assets (issue 27.2: the domain
+             figure once left the search assets out and looked five times better than a user's rebuild).
+3. P3b       one new edition of one act in every language (`append_edition`, amending the act's longest
+             article so that the new change is eligible and B15 reshuffles the pool), and the same builds
              again on the same store and cache in a fresh process: what a rebuild after a Fedlex update costs.
-5. --repeat  the full build and the rebuild again, pair after pair, each full build from an empty store
-             (the catalog switched back and forth): the median ratio, since one pair's ratio is noisy.
-The scorer at 15,000 items is `benchmarks/bench_scorer.py` (the scorer engineer's); its figures are
-reported next to these in docs/benchmarks.md, not measured again here.
+4. --repeat  that pair (full from empty folders, then the rebuild) again on both paths, the catalog switched
+             back and forth: medians with min and max, since one pair's ratio is noisy on 2 shared cores.
+P2 is `benchmarks/bench_parse.py` over the real Fedlex files; the scorer at 15,000 items is
+`benchmarks/bench_scorer.py`; `make bench` runs them all.
 """
 
 from __future__ import annotations
@@ -29,20 +30,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import emit, record, spread, spread_text  # noqa: E402
 
 LANGS = ("de", "fr", "it")
 
@@ -93,6 +93,10 @@ def build(corpus: Path) -> dict:
         )
         steps[f"bench_items[{lang}]"].update(items=len(built.ids), rendered=len(built.fresh))
         timed(f"core_split[{lang}]", lambda: write_core(store, data / "build", lang))
+        index = timed(f"search_index[{lang}]", lambda: _search_index(store, data, lang))
+        steps[f"search_index[{lang}]"].update(indexed_now=index.editions_added)
+        track = timed(f"search_track[{lang}]", lambda: _search_track(store, data, lang))
+        steps[f"search_track[{lang}]"].update(track_items=len(track.items))
     timed("build_report", lambda: write_report(data / "build" / "build-report.json", build_report(store, None)))
     timed("close_store", lambda: release_held(store.path))  # the run's last checkpoint
     total = round(sum(s["s"] for s in steps.values()), 2)
@@ -104,6 +108,26 @@ def build(corpus: Path) -> dict:
     }
 
 
+def _search_index(store, data: Path, lang: str):
+    from chpit_assets.search.index import build_index
+
+    with store.connect(read_only=True) as con:
+        return build_index(con, lang, data / "search")
+
+
+def _search_track(store, data: Path, lang: str):
+    from chpit_assets.bench.files import jsonl_bytes
+    from chpit_assets.bench.items import load_items
+    from chpit_assets.files import write_atomic
+    from chpit_assets.search.track import build_track, other_articles_from, track_path
+
+    items = load_items(store, lang)
+    with store.connect(read_only=True) as con:
+        track = build_track(items, other_articles_from(con))
+    write_atomic(track_path(data / "build", lang), jsonl_bytes(track.items))
+    return track
+
+
 BUILD_ASSETS = (
     "fedlex_catalog",
     "fedlex_editions",
@@ -111,8 +135,10 @@ BUILD_ASSETS = (
     "act_changes",
     "eligible_changes",
     "bench_items",
+    "core_split",
+    "search_index",
+    "search_track",
 )
-BUILD_ASSETS += ("core_split",)
 
 
 def build_with_dagster(corpus: Path, executor: str) -> dict:
@@ -175,105 +201,77 @@ def build_with_dagster(corpus: Path, executor: str) -> dict:
 
 
 def _in_fresh_process(corpus: Path, *mode: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, *(mode or ("--build-only",)), str(corpus)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    done = subprocess.run(
+        [sys.executable, __file__, *(mode or ("--build-only",)), str(corpus)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(mode) or 'domain build'} failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _markdown(meta: dict, full: dict, incremental: dict, parse_out: str) -> str:
+def _steps_markdown(full: dict, incremental: dict) -> str:
     rows = ["| step | full build s | peak RSS MB | incremental s | notes |", "|---|---|---|---|---|"]
     for name, step in full["steps"].items():
         inc = incremental["steps"].get(name, {})
         notes = ", ".join(f"{k} {v:,}" for k, v in step.items() if k not in ("s", "peak_rss_mb"))
         inc_notes = ", ".join(
-            f"{k} {v:,}" for k, v in inc.items() if k in ("parsed", "reused", "acts_recomputed", "eligible", "rendered")
+            f"{k} {v:,}"
+            for k, v in inc.items()
+            if k in ("parsed", "reused", "acts_recomputed", "eligible", "rendered", "indexed_now")
         )
         rows.append(
             f"| {name} | {step['s']} | {step['peak_rss_mb']} | {inc.get('s', '')} | {notes}"
             + (f"; incremental: {inc_notes}" if inc_notes else "")
             + " |"
         )
-    ratio = incremental["total_s"] / full["total_s"]
     rows.append(
         f"| **total** | **{full['total_s']}** | **{full['peak_rss_mb']}** | **{incremental['total_s']}** "
-        f"| incremental / full = {ratio:.1%} |"
+        f"| incremental / full = {incremental['total_s'] / full['total_s']:.1%} |"
     )
     return "\n".join(
         [
-            f"### Run of {meta['date']}",
-            "",
-            f"Machine: `{meta['machine']}`, {meta['nproc']} cores ({meta['cpu']}), Python {meta['python']}, "
-            f"load average at start {meta['load']}. Corpus: {meta['corpus']}.",
-            "",
-            "P3 / P3b, per step (peak RSS is the build process's running `ru_maxrss`; store after the full build: "
-            f"{full['store_mb']} MB):",
+            "P3 / P3b per step, domain path, first pair (peak RSS is the build process's running `ru_maxrss`; "
+            f"store after the full build: {full['store_mb']} MB):",
             "",
             *rows,
-            "",
-            "P2 (`benchmarks/bench_parse.py` over " + meta["parse_slice"] + "):",
-            "",
-            "```",
-            parse_out.strip(),
-            "```",
-            "",
         ]
     )
 
 
-def _pairs_markdown(pairs: list[tuple[float, float]]) -> str:
-    rows = ["| pair | full build s | incremental s | incremental / full |", "|---|---|---|---|"]
-    rows += [f"| {n} | {f} | {i} | {i / f:.1%} |" for n, (f, i) in enumerate(pairs, 1)]
-    ratios = sorted(i / f for f, i in pairs)
-    return "\n".join(
-        [
-            "",
-            f"P3 / P3b repeated ({len(pairs)} pairs, each from an empty store; the first is the table above): "
-            f"median ratio {statistics.median(ratios):.1%}, range {ratios[0]:.1%} to {ratios[-1]:.1%}.",
-            "",
-            *rows,
-            "",
-        ]
+def _runs_markdown(executor: str, full: dict, incremental: dict) -> str:
+    rows = ["| run | full build s | incremental s | slowest steps of the incremental run (s) |", "|---|---|---|---|"]
+    for name, run in full["runs"].items():
+        inc = incremental["runs"].get(name, {"s": "", "steps": {}})
+        slow = ", ".join(f"{k} {v}" for k, v in sorted(inc["steps"].items(), key=lambda kv: -kv[1])[:3])
+        rows.append(f"| {name} | {run['s']} | {inc['s']} | {slow} |")
+    outside_full = full["total_s"] - sum(r["s"] for r in full["runs"].values())
+    outside_inc = incremental["total_s"] - sum(r["s"] for r in incremental["runs"].values())
+    rows.append(
+        f"| outside the runs (code server, run processes' start, queue) | {outside_full:.2f} | {outside_inc:.2f} | |"
     )
+    rows.append(f"| **total (wall)** | **{full['total_s']}** | **{incremental['total_s']}** | |")
+    return "\n".join([f"Through Dagster ({executor} executor), first pair, per run:", "", *rows])
 
 
-def _dagster_markdown(full: dict, incremental: dict) -> str:
-    if not full:
-        return ""
+def _pairs(pairs: list[tuple[float, float]]) -> dict:
+    fulls, incs = [f for f, _ in pairs], [i for _, i in pairs]
+    return {
+        "full_s": spread(fulls),
+        "incremental_s": spread(incs),
+        "ratio": spread([i / f for f, i in pairs]),
+    }
+
+
+def _summary_markdown(paths: dict[str, list[tuple[float, float]]]) -> str:
     rows = [
-        "| executor | run | full build s | incremental s | slowest steps of the incremental run (s) |",
-        "|---|---|---|---|---|",
+        "| path | full build s | rebuild after one new edition s | rebuild / full |",
+        "|---|---|---|---|",
     ]
-    for executor, runs in full.items():
-        for name, run in runs["runs"].items():
-            inc = incremental[executor]["runs"][name]
-            slow = ", ".join(f"{k} {v}" for k, v in sorted(inc["steps"].items(), key=lambda kv: -kv[1])[:3])
-            rows.append(f"| {executor} | {name} | {run['s']} | {inc['s']} | {slow} |")
-        ratio = incremental[executor]["total_s"] / runs["total_s"]
-        rows.append(
-            f"| **{executor}** | **total** | **{runs['total_s']}** | **{incremental[executor]['total_s']}** "
-            f"| incremental / full = {ratio:.1%}; peak RSS {runs['peak_rss_mb']} MB |"
-        )
-    return "\n".join(
-        [
-            "",
-            "P3 / P3b through Dagster (one asset backfill per build over the same assets, driven as the CLI "
-            "drives it, checks included, the project's dagster.yaml on SQLite; total = the backfill's wall time):",
-            "",
-            *rows,
-            "",
-        ]
-    )
+    for path, pairs in paths.items():
+        fulls, incs, ratios = [f for f, _ in pairs], [i for _, i in pairs], [i / f * 100 for f, i in pairs]
+        rows.append(f"| {path} | {spread_text(fulls)} | {spread_text(incs)} | **{spread_text(ratios, '%', 1)}** |")
+    n = len(next(iter(paths.values())))
+    return "\n".join([f"Medians of {n} full/rebuild pairs, each full build from empty folders:", "", *rows])
 
 
 def main() -> int:
@@ -283,20 +281,21 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--articles", default="10:60", help="articles per act in its first edition, MIN:MAX")
     parser.add_argument("--workers", type=int, default=2, help="generator processes")
-    parser.add_argument("--parse-acts", type=int, default=100, help="act folders timed by bench_parse.py (P2)")
     parser.add_argument(
         "--corpus",
         type=Path,
         default=ROOT / "data" / "synthetic",
-        help="wiped and regenerated; the build (store, cache, outputs) goes in CORPUS/_build",
+        help="wiped and regenerated; the builds go in CORPUS/_build and CORPUS/_dagster_<executor>",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="full + incremental pairs measured (the first in detail)")
+    parser.add_argument("--repeat", type=int, default=3, help="full + rebuild pairs measured on each path")
     parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
     parser.add_argument(
         "--executors",
-        default="in_process,multiprocess",
-        help="also build through Dagster with these executors (comma-separated; empty: skip)",
+        default="in_process",
+        help="also build through Dagster with these executors (comma-separated, e.g. in_process,multiprocess; "
+        "empty: skip)",
     )
+    parser.add_argument("--smoke", type=Path, metavar="DIR", help="tiny scale, everything under DIR (make test)")
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)  # the fresh-process builds
     parser.add_argument("--dagster-only", nargs=2, metavar=("EXECUTOR", "CORPUS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -306,25 +305,15 @@ def main() -> int:
     if args.dagster_only:
         print(json.dumps(build_with_dagster(Path(args.dagster_only[1]), args.dagster_only[0])))
         return 0
+    if args.smoke:
+        args.acts, args.editions_per_act, args.articles, args.repeat = 4, 3, "6:10", 1
+        args.corpus, args.executors, args.workers = args.smoke / "synthetic", "in_process", 1
     executors = [e for e in args.executors.split(",") if e]
 
     from chpit_assets.akn.parser import parse_edition
     from chpit_assets.fedlex.catalog import load_sample_catalog
-    from chpit_assets.synthetic.generator import (
-        Params,
-        append_edition,
-        generate,
-        next_month,
-    )
+    from chpit_assets.synthetic.generator import Params, append_edition, generate, next_month
 
-    meta = {
-        "date": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-        "machine": platform.machine(),
-        "nproc": os.cpu_count(),
-        "cpu": _cpu_model(),
-        "python": platform.python_version(),
-        "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
-    }
     corpus = args.corpus
     lo, _, hi = args.articles.partition(":")
     params = Params(
@@ -336,67 +325,57 @@ def main() -> int:
     )
     start = time.perf_counter()
     summary = generate(params, corpus, ROOT / "data" / "fedlex-sample", workers=args.workers)
-    gen_s = time.perf_counter() - start
-    meta["corpus"] = (
+    described = (
         f"{summary.acts:,} acts x {args.editions_per_act} editions x {len(LANGS)} languages = "
         f"{summary.editions:,} catalog editions, {summary.files:,} files, {summary.bytes / 1e6:,.0f} MB, "
-        f"generated in {gen_s:.0f} s with {args.workers} workers (seed {args.seed}, articles {args.articles})"
+        f"generated in {time.perf_counter() - start:.0f} s with {args.workers} workers (seed {args.seed}, "
+        f"articles {args.articles})"
     )
-    print(meta["corpus"], flush=True)
-
-    folders = sorted(corpus.glob("cc-*"))[: args.parse_acts]
-    meta["parse_slice"] = (
-        f"the first {len(folders)} act folders ({sum(1 for f in folders for _ in f.glob('*.xml'))} files)"
-    )
-    parse_out = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_parse.py"), "--rounds", "3", *map(str, folders)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    print(parse_out, flush=True)
+    print(described, flush=True)
 
     base_catalog = (corpus / "catalog.json").read_bytes()
-    full = _in_fresh_process(corpus)
-    print(json.dumps(full), flush=True)
-    dagster_full = {e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors}
-    print(json.dumps(dagster_full), flush=True)
-    catalog = load_sample_catalog(corpus)
-    act = catalog.acts[0]
-    # The worst realistic case: amend the act's longest article, so the new change is eligible and
-    # joins the sampling pool, which B15 then reshuffles (a new change that is not eligible leaves
-    # every item as it was).
-    latest = max(
-        (e for e in catalog.editions if e.act_eli == act.eli and e.lang == "de"), key=lambda e: e.date_applicability
-    )
-    parsed = parse_edition(Path(url2pathname(urlsplit(latest.file_url).path)).read_bytes(), latest.consolidation)
-    longest = max(parsed.articles, key=lambda a: len(a.text)).e_id
-    line = append_edition(corpus, act.eli, next_month(latest.date_applicability), e_id=longest)
-    print(f"appended {line['edition']} ({line['shape']} on {line['e_id']})", flush=True)
-    incremental = _in_fresh_process(corpus)
-    print(json.dumps(incremental), flush=True)
-    dagster_incremental = {e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors}
-    print(json.dumps(dagster_incremental), flush=True)
-    # The same pair again, side by side, from an empty store each time: on a shared 2-core machine one
-    # pair's ratio moves by a quarter from run to run.
-    appended_catalog = (corpus / "catalog.json").read_bytes()
-    pairs = [(full["total_s"], incremental["total_s"])]
-    for _ in range(args.repeat - 1):
+    appended_catalog: bytes | None = None
+    paths: dict[str, list[tuple[float, float]]] = {"domain functions, one process": []}
+    paths.update({f"one backfill, {e} executor": [] for e in executors})
+    first: dict[str, tuple[dict, dict]] = {}
+    for pair in range(args.repeat):
         (corpus / "catalog.json").write_bytes(base_catalog)
-        shutil.rmtree(corpus / "_build")
-        again_full = _in_fresh_process(corpus)["total_s"]
+        if pair:  # each full build from empty folders (the first pair's: the freshly generated corpus)
+            for built in [*corpus.glob("_build"), *corpus.glob("_dagster_*")]:
+                shutil.rmtree(built)
+        full = {"domain": _in_fresh_process(corpus)}
+        full.update({e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors})
+        if appended_catalog is None:
+            catalog = load_sample_catalog(corpus)
+            act = catalog.acts[0]
+            # The worst realistic case: amend the act's longest article, so the new change is eligible and
+            # joins the sampling pool, which B15 then reshuffles (a new change that is not eligible leaves
+            # every item as it was).
+            latest = max(
+                (e for e in catalog.editions if e.act_eli == act.eli and e.lang == "de"),
+                key=lambda e: e.date_applicability,
+            )
+            edition_file = Path(url2pathname(urlsplit(latest.file_url).path))
+            parsed = parse_edition(edition_file.read_bytes(), latest.consolidation)
+            longest = max(parsed.articles, key=lambda a: len(a.text)).e_id
+            line = append_edition(corpus, act.eli, next_month(latest.date_applicability), e_id=longest)
+            print(f"appended {line['edition']} ({line['shape']} on {line['e_id']})", flush=True)
+            appended_catalog = (corpus / "catalog.json").read_bytes()
         (corpus / "catalog.json").write_bytes(appended_catalog)
-        pairs.append((again_full, _in_fresh_process(corpus)["total_s"]))
-        print(json.dumps(pairs[-1]), flush=True)
-    text = (
-        _markdown(meta, full, incremental, parse_out)
-        + _pairs_markdown(pairs)
-        + _dagster_markdown(dagster_full, dagster_incremental)
-    )
+        incremental = {"domain": _in_fresh_process(corpus)}
+        incremental.update({e: _in_fresh_process(corpus, "--dagster-only", e) for e in executors})
+        for measured, key in zip(paths.values(), ["domain", *executors], strict=True):
+            measured.append((full[key]["total_s"], incremental[key]["total_s"]))
+            first.setdefault(key, (full[key], incremental[key]))
+        print(json.dumps({path: measured[-1] for path, measured in paths.items()}), flush=True)
+
+    sections = [f"Corpus: {described}.", _summary_markdown(paths), _steps_markdown(*first["domain"])]
+    sections += [_runs_markdown(e, *first[e]) for e in executors]
+    text = "\n\n".join(sections)
     print(text)
     if args.write:
-        with args.write.open("a", encoding="utf-8") as fh:
-            fh.write("\n" + text)
+        record(args.write, "P3 / P3b: the build and the rebuild after one new edition (bench_scale.py)", text)
+    emit("bench_scale", {path: _pairs(pairs) for path, pairs in paths.items()})
     return 0
 
 

@@ -1,0 +1,157 @@
+"""The instance's run launcher: each run in a process forked from one that has already loaded the code.
+
+Why (issue 27.2): Dagster's default launcher asks the code server to start `dagster api execute_run`
+in a new interpreter, which imports Dagster and the code location before it executes a single step:
+2.5 s on an idle core, over 10 s on the shared 2 cores under load, paid by every run of a backfill.
+A nightly after one new edition is four runs of a second or two of work each, so that import was
+most of its cost. Here a fork server (the standard library's `multiprocessing` "forkserver",
+started once per launching process: the CLI's driver, the daemon, the webserver) imports Dagster
+and `chpit_assets.definitions` once; each run is a fork of it, executing the very function
+`dagster api execute_run` executes, with the launching process's environment and working folder of
+that moment (a fork server started earlier must not hand a run a stale $CHPIT_DATA_DIR).
+
+What the default launcher gives and this keeps: the run is a process of its own (a crash or kill -9
+takes only that run down), its origin is its job in location `chpit` as before (the UI lists it
+there), termination interrupts it as Dagster's code server does (SIGINT: the run ends CANCELED), and
+run monitoring asks this launcher whether the worker lives (its host and pid are the run's
+`chpit/worker` tag), so a run whose process died is failed instead of staying STARTED.
+
+Dagster exports no run launcher base class, though `run_launcher:` in dagster.yaml is the
+documented place for one; this module and orchestration/backfill.py are the two that name Dagster
+internals (tests/test_public_dagster_api.py).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+
+# Dagster's launcher interface and the run worker's entry point (see the module docstring).
+from dagster._cli.api import execute_run_command
+from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
+from dagster._grpc.types import ExecuteRunArgs
+from dagster._serdes import ConfigurableClass, ConfigurableClassData
+from dagster._utils.interrupts import setup_interrupt_handlers
+
+WORKER_TAG = "chpit/worker"
+PRELOAD = ["dagster", "chpit_assets.definitions"]
+"""What the fork server imports once; a run whose code location is another module imports it itself."""
+
+
+def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
+    """The run worker, in the forked process: the environment and folder of the launch, then the
+    body of `dagster api execute_run` (it exits non-zero only as that command does)."""
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
+    setup_interrupt_handlers()  # SIGTERM as SIGINT, as in Dagster's own run workers
+    execute_run_command.callback(input_json=args_json, compressed_input_json=None)  # type: ignore[misc]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+class ForkingRunLauncher(RunLauncher, ConfigurableClass):
+    """`run_launcher: {module: chpit_assets.orchestration.launcher, class: ForkingRunLauncher}`."""
+
+    def __init__(self, inst_data: ConfigurableClassData | None = None):
+        self._inst_data = inst_data
+        self._workers: dict[str, multiprocessing.process.BaseProcess] = {}
+        self._context: Any = None
+        super().__init__()
+
+    @property
+    def inst_data(self) -> ConfigurableClassData | None:
+        return self._inst_data
+
+    @classmethod
+    def config_type(cls) -> dict:
+        return {}
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData, config_value: Mapping[str, Any]):
+        return cls(inst_data=inst_data)
+
+    def _fork_server(self):
+        if self._context is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(PRELOAD)
+            self._context = context
+        return self._context
+
+    def launch_run(self, context: LaunchRunContext) -> None:
+        run = context.dagster_run
+        origin = run.job_code_origin
+        if origin is None:
+            raise dg.DagsterInvariantViolationError(f"run {run.run_id} has no job origin to execute")
+        args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=self._instance.get_ref())
+        worker = self._fork_server().Process(
+            target=_execute,
+            args=(dg.serialize_value(args), dict(os.environ), os.getcwd()),
+            name=f"dagster-run-{run.run_id[:8]}",
+        )
+        worker.start()
+        # Only unfinished runs' workers are asked about (monitoring, join); is_alive() reaps the rest.
+        self._workers = {r: w for r, w in self._workers.items() if w.is_alive()}
+        self._workers[run.run_id] = worker
+        self._instance.add_run_tags(run.run_id, {WORKER_TAG: f"{socket.gethostname()}:{worker.pid}"})
+
+    def _worker_pid(self, run: dg.DagsterRun) -> int | None:
+        """The run's worker pid on this machine, or None if it was started elsewhere or not at all."""
+        host, _, pid = run.tags.get(WORKER_TAG, "").rpartition(":")
+        return int(pid) if pid.isdigit() and host == socket.gethostname() else None
+
+    def terminate(self, run_id: str) -> bool:
+        run = self._instance.get_run_by_id(run_id)
+        if run is None or run.is_finished:
+            return False
+        self._instance.report_run_canceling(run)
+        pid = self._worker_pid(run)
+        if pid is None or not _alive(pid):
+            self._instance.report_engine_event(f"no live worker process to interrupt for run {run_id}", run)
+            return False
+        os.kill(pid, signal.SIGINT)
+        return True
+
+    @property
+    def supports_check_run_worker_health(self) -> bool:
+        return True
+
+    def check_run_worker_health(self, run: dg.DagsterRun) -> CheckRunHealthResult:
+        worker = self._workers.get(run.run_id)
+        if worker is not None:
+            alive = worker.is_alive()  # also reaps it
+        else:
+            pid = self._worker_pid(run)
+            if pid is None:
+                return CheckRunHealthResult(WorkerStatus.UNKNOWN, f"run {run.run_id}: worker on another host")
+            alive = _alive(pid)
+        if alive:
+            return CheckRunHealthResult(WorkerStatus.RUNNING)
+        return CheckRunHealthResult(
+            WorkerStatus.FAILED, f"the run's worker process ({run.tags.get(WORKER_TAG)}) is gone"
+        )
+
+    def join(self, timeout: int = 30) -> None:
+        for worker in list(self._workers.values()):
+            worker.join(timeout)
+
+    def dispose(self) -> None:
+        self._workers.clear()

@@ -1,0 +1,78 @@
+"""The forking run launcher (issue 27.2): what run monitoring and termination ask of it.
+
+Launching itself is exercised by every backfill the suite drives (make run, the CLI, the nightly,
+the kill-point harness); here the worker bookkeeping, on a real instance and real processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import dagster as dg
+import pytest
+
+from chpit_assets.orchestration.launcher import WORKER_TAG, ForkingRunLauncher
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as instance:
+        yield instance
+
+
+def _run(instance: dg.DagsterInstance, worker: str, status=dg.DagsterRunStatus.STARTED) -> dg.DagsterRun:
+    run = dg.DagsterRun(job_name="probe", run_id=str(uuid.uuid4()), status=status, tags={WORKER_TAG: worker})
+    return instance.add_run(run)
+
+
+def _launcher(instance: dg.DagsterInstance) -> ForkingRunLauncher:
+    launcher = ForkingRunLauncher()
+    launcher.register_instance(instance)
+    return launcher
+
+
+def test_a_live_worker_is_running_and_a_dead_one_fails_the_run(instance) -> None:
+    launcher = _launcher(instance)
+    here = socket.gethostname()
+    alive = launcher.check_run_worker_health(_run(instance, f"{here}:{os.getpid()}"))
+    assert alive.status.value == "RUNNING"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = launcher.check_run_worker_health(_run(instance, f"{here}:{gone.pid}"))
+    assert dead.status.value == "FAILED" and str(gone.pid) in dead.msg
+
+
+def test_a_worker_on_another_host_is_not_judged_from_here(instance) -> None:
+    result = _launcher(instance).check_run_worker_health(_run(instance, "elsewhere.invalid:1"))
+    assert result.status.value == "UNKNOWN"
+
+
+def test_terminate_interrupts_the_worker_and_marks_the_run_canceling(instance) -> None:
+    # A stand-in worker that, like Dagster's run worker, ends on SIGINT.
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        run = _run(instance, f"{socket.gethostname()}:{worker.pid}")
+        assert _launcher(instance).terminate(run.run_id)
+        assert worker.wait(timeout=10) != 0 and worker.returncode in (-signal.SIGINT, 1)
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.CANCELING
+    finally:
+        worker.kill()
+
+
+def test_terminate_says_so_when_the_run_is_finished_or_its_worker_gone(instance) -> None:
+    launcher = _launcher(instance)
+    finished = _run(instance, f"{socket.gethostname()}:1", status=dg.DagsterRunStatus.SUCCESS)
+    assert not launcher.terminate(finished.run_id)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    time.sleep(0.1)
+    orphan = _run(instance, f"{socket.gethostname()}:{gone.pid}")
+    assert not launcher.terminate(orphan.run_id)
+    logged = [e.message for e in instance.all_logs(orphan.run_id)]
+    assert any("no live worker process" in m for m in logged)
