@@ -73,18 +73,19 @@ def run_config(
     return {**QUIET_RUNS, "resources": resources, **({"execution": {"config": execution}} if execution else {})}
 
 
+def _bounds(fedlex: dict, runs: dict) -> list[tuple[str, str]]:
+    """What bounds a run, in a fixed order: (its CLI flag and value, its part of the run folder's name)."""
+    sr_numbers = fedlex.get("sr_numbers") or []
+    found = [(f"--sr-numbers {','.join(sr_numbers)}", f"sr-{'-'.join(sr_numbers)}")] if sr_numbers else []
+    for flag, part, key in (("--sample-per-lang", "sample", "sample_per_lang"), ("--limit", "limit", "limit")):
+        if runs.get(key):
+            found.append((f"{flag} {runs[key]}", f"{part}-{runs[key]}"))
+    return found
+
+
 def partial_run(fedlex: dict, runs: dict) -> str:
     """Why this run covers less than the whole benchmark (so it is not published), or ""."""
-    reasons = [
-        f"{flag} {value}"
-        for flag, value in (
-            ("--sr-numbers", ",".join(fedlex.get("sr_numbers") or [])),
-            ("--sample-per-lang", runs.get("sample_per_lang")),
-            ("--limit", runs.get("limit")),
-        )
-        if value
-    ]
-    return ", ".join(reasons)
+    return ", ".join(reason for reason, _ in _bounds(fedlex, runs))
 
 
 def bounded_run(fedlex: dict, runs: dict, data_root: Path) -> dict:
@@ -92,13 +93,9 @@ def bounded_run(fedlex: dict, runs: dict, data_root: Path) -> dict:
     results, report or card. `--limit`/`--sample-per-lang` answer the full build's core, so only their
     results and report move to data/runs/<name>/; `--sr-numbers` is another build altogether (fewer
     acts), so its whole data folder is data/runs/<name>/. {} for a whole run."""
-    parts = [f"sr-{'-'.join(fedlex['sr_numbers'])}"] if fedlex.get("sr_numbers") else []
-    parts += [
-        f"{flag}-{runs[key]}" for flag, key in (("sample", "sample_per_lang"), ("limit", "limit")) if runs.get(key)
-    ]
-    if not parts:
+    name = "_".join(part for _, part in _bounds(fedlex, runs))
+    if not name:
         return {}
-    name = "_".join(parts)
     return {"data_dir": str(data_root / "runs" / name)} if fedlex.get("sr_numbers") else {"run_dir": name}
 
 

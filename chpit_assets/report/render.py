@@ -54,14 +54,16 @@ def _legend(entries: list[tuple[str, str]], left: int, y: int, step: int) -> str
     )
 
 
+def _svg(width: int, height: int, label: str) -> str:
+    """The opening tag every chart of the report shares (an image with its accessible name)."""
+    return f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" aria-label="{label}">'
+
+
 def _label_chart(headline: list[dict]) -> str:
     """One stacked bar per system: correct / wrong version / ungrounded shares."""
     bar_h, gap, left, width = 18, 8, 230, 520
     height = len(headline) * (bar_h + gap) + 40
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 20}" height="{height}" '
-        f'aria-label="Label shares per system">'
-    ]
+    parts = [_svg(left + width + 20, height, "Label shares per system")]
     for i, h in enumerate(headline):
         y = 10 + i * (bar_h + gap)
         parts.append(
@@ -86,10 +88,7 @@ def _date_sensitive_chart(headline: list[dict]) -> str:
     lang_colours = {"de": "#1565c0", "fr": "#6a1b9a", "it": "#ef6c00"}
     group_h = len(HEADLINE_LANGS) * bar_h + group_gap
     height = len(headline) * group_h + 40
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 60}" height="{height}" '
-        f'aria-label="Date-sensitive correct share per system and language">'
-    ]
+    parts = [_svg(left + width + 60, height, "Date-sensitive correct share per system and language")]
     for i, h in enumerate(headline):
         y0 = 10 + i * group_h
         parts.append(
@@ -156,8 +155,7 @@ def _cutoff_chart(report: dict) -> str:
     colours = {"on or before": "#1565c0", "after": "#ef6c00"}
     height = len(rows) * (bar_h + gap) + 40
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + width + 60}" height="{height}" '
-        f'aria-label="Date-sensitive correct share before and after each model\'s training cutoff">'
+        _svg(left + width + 60, height, "Date-sensitive correct share before and after each model's training cutoff")
     ]
     for i, r in enumerate(rows):
         y = 10 + i * (bar_h + gap)
