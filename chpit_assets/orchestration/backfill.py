@@ -32,9 +32,11 @@ import dagster as dg
 # Dagster's backfill machinery (see the module docstring for why these are not public imports).
 from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
+from dagster._core.remote_origin import InProcessCodeLocationOrigin
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._core.utils import make_new_backfill_id
 from dagster._core.workspace.context import WorkspaceProcessContext
-from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget, WorkspaceFileTarget
 from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
@@ -124,10 +126,18 @@ def daemon_running(instance: dg.DagsterInstance) -> bool:
 
 @contextmanager
 def _workspace(instance: dg.DagsterInstance) -> Iterator[WorkspaceProcessContext]:
-    # The code location as workspace.yaml declares it: a code server process, through which the
-    # instance's run launcher starts each run in a process of its own (what the daemon does).
-    target = WorkspaceFileTarget(paths=[str(WORKSPACE_FILE)])
-    with WorkspaceProcessContext(instance, target, code_server_log_level="WARNING") as context:
+    # The code locations workspace.yaml declares, loaded in this process (which has imported the
+    # definitions already) rather than in a code server started for the command: the backfill and
+    # the run queue only read the asset graph and the jobs' origins from it, and the instance's run
+    # launcher forks each run itself (orchestration/launcher.py). The runs' origins name the same
+    # location, module and folder as the webserver's and the daemon's code server.
+    here = []
+    for declared in WorkspaceFileTarget(paths=[str(WORKSPACE_FILE)]).create_origins():
+        target = declared.loadable_target_origin.as_dict
+        # workspace.yaml's folder is relative to the file, not to wherever the command was started
+        target["working_directory"] = str((WORKSPACE_FILE.parent / target.get("working_directory", ".")).resolve())
+        here.append(InProcessCodeLocationOrigin(LoadableTargetOrigin(**target), location_name=declared.location_name))
+    with WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(here)) as context:
         yield context
 
 

@@ -154,7 +154,7 @@ def test_a_build_killed_at_each_point_loses_nothing_and_publishes_whole(point, r
         assert killed.returncode == -signal.SIGKILL, f"{point} was never reached:\n{killed.stdout}{killed.stderr}"
     else:
         # Issue 22: the kill hits the worker process of the backfill's run; the driver sees the run
-        # fail (Dagster's code server fails a run whose worker died) and names the stage.
+        # fail (run monitoring asks the run launcher and fails a run whose worker died) and names the stage.
         killed = build(work, point)
         output = killed.stdout + killed.stderr
         assert killed.returncode == 1 and "build [de]: FAILED" in output, f"{point} was never reached:\n{output}"
