@@ -8,7 +8,10 @@ most of its cost. Here a fork server (the standard library's `multiprocessing` "
 started once per launching process: the CLI's driver, the daemon, the webserver) imports Dagster
 and `chpit_assets.definitions` once; each run is a fork of it, executing the very function
 `dagster api execute_run` executes, with the launching process's environment and working folder of
-that moment (a fork server started earlier must not hand a run a stale $CHPIT_DATA_DIR).
+that moment (a fork server started earlier must not hand a run a stale $CHPIT_DATA_DIR), and with
+the code on disk: a run forked after a source file of the project changed (an edit, then "Reload"
+in the UI) does not run the fork server's older copy, it replaces itself with a fresh
+`dagster api execute_run`, as the default launcher would have started it.
 
 What the default launcher gives and this keeps: the run is a process of its own (a crash or kill -9
 takes only that run down), its origin is its job in location `chpit` as before (the UI lists it
@@ -27,7 +30,9 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -40,8 +45,35 @@ from dagster._serdes import ConfigurableClass, ConfigurableClassData
 from dagster._utils.interrupts import setup_interrupt_handlers
 
 WORKER_TAG = "chpit/worker"
-PRELOAD = ["dagster", "chpit_assets.definitions"]
-"""What the fork server imports once; a run whose code location is another module imports it itself."""
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PRELOAD = ["dagster", "chpit_assets.definitions", __name__]
+"""What the fork server imports once, this module last (so it sees what the others loaded); a run
+whose code location is another module imports it itself."""
+
+
+def loaded_sources(root: Path) -> dict[str, int]:
+    """The project's source files this process has imported, with their modification times."""
+    found = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py") and Path(path).is_relative_to(root):
+            found[path] = _mtime(path)
+    return found
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def changed_since(loaded: Mapping[str, int]) -> list[str]:
+    return [path for path, mtime in loaded.items() if _mtime(path) != mtime]
+
+
+LOADED = loaded_sources(PROJECT_ROOT)
+"""In the fork server: the sources its preload imported, as they were then."""
 
 
 def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
@@ -50,6 +82,8 @@ def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
     os.environ.clear()
     os.environ.update(environ)
     os.chdir(cwd)
+    if changed_since(LOADED):  # the fork server's code is older than the files: start afresh
+        os.execv(sys.executable, [sys.executable, "-m", "dagster", "api", "execute_run", args_json])
     setup_interrupt_handlers()  # SIGTERM as SIGINT, as in Dagster's own run workers
     execute_run_command.callback(input_json=args_json, compressed_input_json=None)  # type: ignore[misc]
 

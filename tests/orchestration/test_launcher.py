@@ -17,7 +17,13 @@ import uuid
 import dagster as dg
 import pytest
 
-from chpit_assets.orchestration.launcher import WORKER_TAG, ForkingRunLauncher
+from chpit_assets.orchestration.launcher import (
+    PRELOAD,
+    WORKER_TAG,
+    ForkingRunLauncher,
+    changed_since,
+    loaded_sources,
+)
 
 
 @pytest.fixture
@@ -76,3 +82,21 @@ def test_terminate_says_so_when_the_run_is_finished_or_its_worker_gone(instance)
     assert not launcher.terminate(orphan.run_id)
     logged = [e.message for e in instance.all_logs(orphan.run_id)]
     assert any("no live worker process" in m for m in logged)
+
+
+def test_a_source_file_changed_after_the_fork_server_loaded_it_is_noticed(tmp_path, monkeypatch) -> None:
+    # A run forked from a server that loaded older code would run that code: the worker checks first.
+    package = tmp_path / "probe_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__("probe_package")
+    loaded = loaded_sources(tmp_path)
+    assert list(loaded) == [str(package / "__init__.py")]
+    assert changed_since(loaded) == []
+    os.utime(package / "__init__.py", ns=(1, 1))
+    assert changed_since(loaded) == [str(package / "__init__.py")]
+
+
+def test_the_fork_server_preloads_the_code_location_and_records_its_sources_last() -> None:
+    assert PRELOAD[-1] == "chpit_assets.orchestration.launcher" and "chpit_assets.definitions" in PRELOAD
