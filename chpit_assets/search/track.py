@@ -149,13 +149,17 @@ def phrase_key(item: dict, fingerprints: dict[int, str]) -> str | None:
     """Everything T1-T4 read for one item: its article's two texts, the editions the other articles
     come from, and the rules themselves (`RULES`). Equal keys give equal phrases; None when an
     edition is not vouched for."""
+    h = hashlib.sha256()
     parts = [RULES, item["e_id"]]
     for side in SIDES:
         version_id = item[side]["version_id"]
         if version_id not in fingerprints:
             return None
-        parts += [item[side]["text"], version_id, fingerprints[version_id]]
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+        parts += [item[side]["text"], str(version_id), fingerprints[version_id]]
+    for part in parts:  # each part length-prefixed: no two lists of parts hash alike
+        data = part.encode()
+        h.update(len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()
 
 
 def build_track(items: Iterable[dict], editions: Editions, reuse: Mapping[str, Phrase] | None = None) -> TrackBuild:
