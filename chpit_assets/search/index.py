@@ -159,56 +159,62 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
     path = index_path(search_dir, lang)
     path.parent.mkdir(parents=True, exist_ok=True)
     editions = {row[0]: (row, _fingerprint(row)) for row in con.execute(_EDITIONS_SQL, {"lang": lang}).fetchall()}
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    tmp.unlink(missing_ok=True)
+    digest = hashlib.sha256(",".join(fp for _, fp in sorted(editions.values())).encode()).hexdigest()[:16]
+    stored: dict[int, str] = {}
     distrusted = None
     if path.exists():
         distrusted = mismatch(path)
-        if distrusted is None and _readable_version(path) != INDEX_VERSION:
-            distrusted = f"{path} is not an index of version {INDEX_VERSION}"
-    if path.exists() and distrusted is None:
+        if distrusted is None:
+            version, stored, counts = _read_stored(path)
+            if version != INDEX_VERSION:
+                distrusted, stored = f"{path} is not an index of version {INDEX_VERSION}", {}
+    fresh = not path.exists() or distrusted is not None
+    stale = [v for v, fp in stored.items() if editions.get(v, (None, None))[1] != fp]
+    new = sorted(v for v, (_, fp) in editions.items() if stored.get(v) != fp)
+    if not fresh and not stale and not new:
+        # Nothing changed: the file (and its bytes) stays as it is, and is not even copied.
+        return IndexBuild(path, counts[0], counts[1], 0, 0, digest, None)
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    if not fresh:
         shutil.copyfile(path, tmp)
-        fresh = False
-    else:
-        fresh = True
     db = sqlite3.connect(tmp, isolation_level=None)
     try:
         if fresh:
             db.executescript(_DDL)
             db.execute("INSERT INTO meta VALUES ('version', ?), ('lang', ?)", [INDEX_VERSION, lang])
-        stored = dict(db.execute("SELECT version_id, fingerprint FROM edition").fetchall())
-        stale = [v for v, fp in stored.items() if editions.get(v, (None, None))[1] != fp]
-        new = sorted(v for v, (_, fp) in editions.items() if stored.get(v) != fp)
         db.execute("BEGIN")
         _delete(db, stale, lang)
         _insert(db, con, lang, [editions[v] for v in new])
         db.execute("COMMIT")  # FTS5's automerge keeps the segments a nightly rebuild appends in check
-        counts = db.execute("SELECT (SELECT count(*) FROM edition), (SELECT count(*) FROM article)").fetchone()
+        counts = db.execute(_COUNTS).fetchone()
     except BaseException:
         db.close()
         tmp.unlink(missing_ok=True)
         raise
     db.close()
-    if not fresh and not stale and not new:
-        tmp.unlink()  # nothing changed: keep the file (and its bytes) as it is
-    else:
-        # The digest first: killed between the two, the recorded digest is the new file's, so the
-        # old file is refused and rebuilt, never trusted under a digest that is not its own.
-        write_atomic(digest_path(path), (file_sha256(tmp) + "\n").encode("ascii"))
-        os.replace(tmp, path)
-    digest = hashlib.sha256(",".join(fp for _, fp in sorted(editions.values())).encode()).hexdigest()[:16]
+    # The digest first: killed between the two, the recorded digest is the new file's, so the
+    # old file is refused and rebuilt, never trusted under a digest that is not its own.
+    write_atomic(digest_path(path), (file_sha256(tmp) + "\n").encode("ascii"))
+    os.replace(tmp, path)
     return IndexBuild(path, counts[0], counts[1], len(new), len(stale), digest, distrusted)
 
 
-def _readable_version(path: Path) -> str | None:
+_COUNTS = "SELECT (SELECT count(*) FROM edition), (SELECT count(*) FROM article)"
+
+
+def _read_stored(path: Path) -> tuple[str | None, dict[int, str], tuple[int, int]]:
+    """The current file's version, its editions' fingerprints and its counts, read without writing."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            return db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+            version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+            stored = dict(db.execute("SELECT version_id, fingerprint FROM edition").fetchall())
+            return version, stored, db.execute(_COUNTS).fetchone()
         finally:
             db.close()
     except sqlite3.DatabaseError:  # a damaged or foreign file: rebuilt from scratch
-        return None
+        return None, {}, (0, 0)
 
 
 _WORDS_INSERT = (

@@ -20,19 +20,36 @@ An item without such a phrase is skipped and counted (`no_shared_phrase`: T1/T2 
 
 Ids: first 16 hex of sha1(f"search|{id}") of the item the question is made from, so a search item
 never collides with a core/full id and stays stable with it (B17).
+
+Incremental (issue 27.1): the phrase of an item depends only on what `phrase_key` hashes (its
+article's two texts, the fingerprints of the two editions the other articles come from, and the
+code of T1-T4 and S1). A build reuses the phrases the last one found for equal keys
+(`track-{lang}.phrases.json` beside the search index) and searches only the others, reading their
+editions in one batch and normalising each article once; the question and the line are rendered
+again from the item, so the file is the bytes a build from scratch writes. A phrases file that is
+damaged, edited, of another language or of other rules is not used (`TrackCacheError`, the build's
+`distrusted` reason) and every phrase is searched again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from itertools import chain
 from pathlib import Path
+from typing import Protocol
 
+import duckdb
+
+import chpit_scorer.text as text_module
+from chpit_assets.bench.files import jsonl_bytes
 from chpit_assets.bench.questions import format_date
+from chpit_assets.files import write_atomic
 from chpit_scorer import normalise
 
 PHRASE_WORDS = 8
@@ -63,8 +80,17 @@ def windows(text: str, size: int) -> Iterable[str]:
 
 def distinctive_phrase(gold: str, distractor: str, others: Iterable[str]) -> tuple[str | None, str | None]:
     """(phrase, None) or (None, skip reason) for one article: T1-T4."""
-    gold_n, distractor_n = normalise(gold), normalise(distractor)
-    other_n = [normalise(t) for t in others]
+    return _phrase(gold, normalise(gold), normalise(distractor), _joined(normalise(t) for t in others))
+
+
+def _joined(normalised: Iterable[str]) -> str:
+    # A normalised phrase has no newline (S1 collapses whitespace to single spaces) and is never
+    # empty (MIN_PHRASE_CHARS), so it is in this one string exactly when it is in one of the texts:
+    # one substring search per window instead of one per other article (T3 unchanged, issue 27.1).
+    return "\n".join(normalised)
+
+
+def _phrase(gold: str, gold_n: str, distractor_n: str, other_n: str) -> tuple[str | None, str | None]:
     shared_any = False
     for size in (PHRASE_WORDS, LONG_PHRASE_WORDS):
         for window in windows(gold, size):
@@ -73,7 +99,7 @@ def distinctive_phrase(gold: str, distractor: str, others: Iterable[str]) -> tup
             if len(n) < MIN_PHRASE_CHARS or n not in gold_n or n not in distractor_n:
                 continue
             shared_any = True
-            if not any(n in t for t in other_n):
+            if n not in other_n:
                 return phrase, None
     return None, "phrase_not_unique" if shared_any else "no_shared_phrase"
 
@@ -93,21 +119,77 @@ def track_path(build_dir: Path | str, lang: str) -> Path:
     return Path(build_dir) / f"search-{lang}.jsonl"
 
 
+Phrase = tuple[str | None, str | None]  # distinctive_phrase's answer: (phrase, None) or (None, skip)
+SIDES = ("gold", "distractor")
+
+
+class Editions(Protocol):
+    """What `build_track` reads of the editions its items are made from: one call each, batched."""
+
+    def fingerprints(self, version_ids: list[int]) -> dict[int, str]:
+        """Per edition, a string that changes whenever its articles (e_id, text) may have; an edition
+        left out is not vouched for, and its items are searched on every build."""
+        ...
+
+    def articles(self, version_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
+        """Per edition, its articles as (e_id, text)."""
+        ...
+
+
 @dataclass
 class TrackBuild:
     items: list[dict]
     skipped: Counter = field(default_factory=Counter)
+    phrases: dict[str, Phrase] = field(default_factory=dict)  # every item's, by phrase_key: the next reuse
+    searched: int = 0  # items whose phrase was searched now; the others were reused
+    distrusted: str | None = None  # why the reuse file was not used (rebuilt from scratch)
 
 
-def build_track(items: Iterable[dict], other_articles: Callable[[int, str], list[str]]) -> TrackBuild:
-    """Search-track items from benchmark items, sorted by id. `other_articles(version_id, e_id)`
-    gives the texts of every other article of that edition (T3)."""
+def phrase_key(item: dict, fingerprints: dict[int, str]) -> str | None:
+    """Everything T1-T4 read for one item: its article's two texts, the editions the other articles
+    come from, and the rules themselves (`RULES`). Equal keys give equal phrases; None when an
+    edition is not vouched for."""
+    h = hashlib.sha256()
+    parts = [RULES, item["e_id"]]
+    for side in SIDES:
+        version_id = item[side]["version_id"]
+        if version_id not in fingerprints:
+            return None
+        parts += [item[side]["text"], str(version_id), fingerprints[version_id]]
+    for part in parts:  # each part length-prefixed: no two lists of parts hash alike
+        data = part.encode()
+        h.update(len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()
+
+
+def build_track(items: Iterable[dict], editions: Editions, reuse: Mapping[str, Phrase] | None = None) -> TrackBuild:
+    """Search-track items from benchmark items, sorted by id. An item whose `phrase_key` is in
+    `reuse` takes that phrase; the others are searched (T3 over every other article of both
+    editions), reading only their editions, each in one batch and normalised once."""
+    items = list(items)
+    reuse = reuse or {}
+    fingerprints = editions.fingerprints(sorted({i[side]["version_id"] for i in items for side in SIDES}))
+    keys = [phrase_key(i, fingerprints) for i in items]
+    needed = {i[side]["version_id"] for i, key in zip(items, keys) if key not in reuse for side in SIDES}
+    texts = editions.articles(sorted(needed))
+    normalised: dict[int, list[tuple[str, str]]] = {}
+
+    def others(version_id: int, e_id: str) -> Iterator[str]:
+        if version_id not in normalised:
+            normalised[version_id] = [(e, normalise(t)) for e, t in texts.pop(version_id, [])]
+        return (n for e, n in normalised[version_id] if e != e_id)
+
     out = TrackBuild([])
-    for item in items:
-        others = other_articles(item["gold"]["version_id"], item["e_id"]) + other_articles(
-            item["distractor"]["version_id"], item["e_id"]
-        )
-        phrase, skip = distinctive_phrase(item["gold"]["text"], item["distractor"]["text"], others)
+    for item, key in zip(items, keys):
+        if key is not None and key in reuse:
+            phrase, skip = reuse[key]
+        else:
+            gold, distractor, e_id = item["gold"], item["distractor"], item["e_id"]
+            other_n = _joined(chain(others(gold["version_id"], e_id), others(distractor["version_id"], e_id)))
+            phrase, skip = _phrase(gold["text"], normalise(gold["text"]), normalise(distractor["text"]), other_n)
+            out.searched += 1
+        if key is not None:
+            out.phrases[key] = (phrase, skip)
         if phrase is None:
             out.skipped[skip] += 1
             continue
@@ -121,15 +203,110 @@ def build_track(items: Iterable[dict], other_articles: Callable[[int, str], list
     return out
 
 
-def other_articles_from(con) -> Callable[[int, str], list[str]]:
-    """`build_track`'s `other_articles` over a store connection: one read per edition, kept."""
-    cache: dict[int, list[tuple[str, str]]] = {}
+class StoreEditions:
+    """`Editions` over a store connection (ch_act_version, ch_act_article)."""
 
-    def others(version_id: int, e_id: str) -> list[str]:
-        if version_id not in cache:
-            cache[version_id] = con.execute(
-                "SELECT e_id, text FROM ch_act_article WHERE version_id = ?", [version_id]
-            ).fetchall()
-        return [text for other, text in cache[version_id] if other != e_id]
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
 
-    return others
+    def fingerprints(self, version_ids: list[int]) -> dict[int, str]:
+        # content_sha256 is ingest's digest of the stored articles (e_id, occurrence, number,
+        # heading, text): it vouches for them without reading them, and a re-issued file with the
+        # same content leaves it alone. An edition without one (an older store) is not vouched for.
+        rows = self.con.execute(
+            "SELECT version_id, content_sha256 FROM ch_act_version "
+            "WHERE version_id IN (SELECT unnest($ids)) AND content_sha256 IS NOT NULL",
+            {"ids": version_ids},
+        ).fetchall()
+        return dict(rows)
+
+    def articles(self, version_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
+        out: dict[int, list[tuple[str, str]]] = {}
+        if not version_ids:
+            return out
+        cursor = self.con.execute(
+            "SELECT version_id, e_id, text FROM ch_act_article WHERE version_id IN (SELECT unnest($ids)) "
+            "ORDER BY version_id, e_id, occurrence",
+            {"ids": version_ids},
+        )
+        while batch := cursor.fetchmany(4096):
+            for version_id, e_id, text in batch:
+                out.setdefault(version_id, []).append((e_id, text))
+        return out
+
+
+class TrackCacheError(RuntimeError):
+    """The phrases file a build would reuse is damaged or not this build's: names the file and why."""
+
+
+def phrases_path(search_dir: Path | str, lang: str) -> Path:
+    """The phrases one build of the track found, which the next reuses (beside the search index)."""
+    return Path(search_dir) / f"track-{lang}.phrases.json"
+
+
+def phrases_bytes(phrases: Mapping[str, Phrase], lang: str) -> bytes:
+    body = _canonical({k: list(v) for k, v in sorted(phrases.items())})
+    head = {"rules": RULES, "lang": lang, "sha256": hashlib.sha256(body.encode()).hexdigest()}
+    return (_canonical(head) + "\n" + body + "\n").encode()
+
+
+def load_phrases(path: Path, lang: str) -> dict[str, Phrase]:
+    """The phrases `path` holds ({} when there is none yet); TrackCacheError unless it is whole, for
+    `lang`, made by these rules, and every entry is a phrase or a known skip."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    try:
+        head_line, body, rest = raw.decode().split("\n")
+        head, phrases = json.loads(head_line), json.loads(body)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise TrackCacheError(f"{path} is not a phrases file ({e})") from e
+    if rest or not isinstance(head, dict) or not isinstance(phrases, dict):
+        raise TrackCacheError(f"{path} is not a phrases file")
+    if head.get("sha256") != hashlib.sha256(body.encode()).hexdigest():
+        raise TrackCacheError(f"{path}: its entries do not match their recorded sha256 (changed on disk)")
+    if head.get("lang") != lang:
+        raise TrackCacheError(f"{path} holds the phrases of {head.get('lang')!r}, not {lang!r}")
+    if head.get("rules") != RULES:
+        raise TrackCacheError(f"{path} was made by other T1-T4 code (rules {head.get('rules')!r}, now {RULES!r})")
+    out: dict[str, Phrase] = {}
+    for key, value in phrases.items():
+        ok = isinstance(value, list) and len(value) == 2
+        ok = ok and (
+            (isinstance(value[0], str) and value[0] and value[1] is None) or (value[0] is None and value[1] in SKIPS)
+        )
+        if not ok:
+            raise TrackCacheError(f"{path}: entry {key} is neither a phrase nor a known skip: {value!r}")
+        out[key] = (value[0], value[1])
+    return out
+
+
+def update_track(
+    con: duckdb.DuckDBPyConnection, items: list[dict], lang: str, build_dir: Path | str, search_dir: Path | str
+) -> tuple[TrackBuild, bytes]:
+    """Build search-{lang}.jsonl reusing the last build's phrases, write it and the phrases for the
+    next build (both atomic); a phrases file that cannot be trusted is set aside, with the reason in
+    `distrusted`. The bytes written are those of a build from scratch (tests/search/test_track_reuse.py)."""
+    path = phrases_path(search_dir, lang)
+    distrusted = None
+    try:
+        reuse = load_phrases(path, lang)
+    except TrackCacheError as e:
+        reuse, distrusted = {}, str(e)
+    track = build_track(items, StoreEditions(con), reuse)
+    track.distrusted = distrusted
+    data = jsonl_bytes(track.items)
+    write_atomic(track_path(build_dir, lang), data)
+    # Not fsynced: losing it costs one search from scratch, never a wrong phrase (keys are content).
+    write_atomic(path, phrases_bytes(track.phrases, lang), durable=False)
+    return track, data
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+# The code T1-T4 run (this module and S1's normalise): a reused phrase is one these would find again;
+# any edit to either makes the next build search every phrase once.
+RULES = hashlib.sha256(Path(__file__).read_bytes() + Path(text_module.__file__).read_bytes()).hexdigest()[:16]

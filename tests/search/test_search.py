@@ -145,15 +145,33 @@ def test_or_is_searched_as_the_abbreviation(sample):
     assert hits[0].abbreviation == "OR" and hits[0].article_number == "1"
 
 
-def test_an_unchanged_store_leaves_the_index_file_as_it_is(sample, tmp_path):
+def test_an_unchanged_store_leaves_the_index_file_as_it_is_without_copying_it(sample, tmp_path, monkeypatch):
+    """Issue 27.1: a build with nothing to change costs the trust check, not a copy of the file."""
     store, search_dir = sample
     copy = tmp_path / "search"
     shutil.copytree(search_dir, copy)
     before = index_path(copy, "de").read_bytes()
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("the index was copied though nothing changed")
+
+    monkeypatch.setattr(shutil, "copyfile", no_copy)
     with store.connect(read_only=True) as con:
         result = build_index(con, "de", copy)
-    assert (result.editions_added, result.editions_removed) == (0, 0)
+    assert (result.editions_added, result.editions_removed, result.distrusted) == (0, 0, None)
+    assert (result.editions, result.articles) == _counts(index_path(copy, "de"))
     assert index_path(copy, "de").read_bytes() == before
+    assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in search_dir.iterdir())
+
+
+def _counts(path: Path) -> tuple[int, int]:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT (SELECT count(*) FROM edition), (SELECT count(*) FROM article)").fetchone()
+    finally:
+        db.close()
 
 
 def _record_digest(path: Path) -> None:

@@ -19,6 +19,22 @@ from chpit_assets.search.track import (
 )
 from chpit_scorer import normalise
 
+
+class Memory:
+    """`Editions` over texts in memory, fingerprinted by their content; records what is read."""
+
+    def __init__(self, by_version: dict[int, dict[str, str]]) -> None:
+        self.by_version = by_version
+        self.read: list[list[int]] = []
+
+    def fingerprints(self, version_ids):
+        return {v: repr(sorted(self.by_version[v].items())) for v in version_ids if v in self.by_version}
+
+    def articles(self, version_ids):
+        self.read.append(list(version_ids))
+        return {v: list(self.by_version[v].items()) for v in version_ids if v in self.by_version}
+
+
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample" / "cc-2022-491"
 
 
@@ -90,8 +106,7 @@ def test_build_track_keeps_gold_and_distractor_and_counts_skips(editions):
         "distractor": {"version_id": 1, "text": "1 Kurz."},
         "core": False,
     }
-    by_version = {1: old, 2: new}
-    track = build_track([item, stub], lambda v, e: [t for k, t in by_version[v].items() if k != e])
+    track = build_track([item, stub], Memory({1: old, 2: new}))
     assert [i["id"] for i in track.items] == [search_item_id("abc")]
     made = track.items[0]
     assert made["gold"] == gold and made["distractor"] == distractor and made["core"] is False

@@ -9,7 +9,7 @@ from chpit_assets.bench.validate import duplicate_ids, misdated
 from chpit_assets.pit.tools import PitTools
 from chpit_assets.runs.runner import load_log, run_items
 from chpit_assets.runs.systems import build_system
-from chpit_assets.search.track import build_track, other_articles_from
+from chpit_assets.search.track import StoreEditions, build_track
 from tests.runs.conftest import build_sample
 
 
@@ -17,8 +17,8 @@ def test_the_search_track_builds_deterministically_and_the_oracle_scores_one(tmp
     sample = build_sample(tmp_path / "a")
     items = sample.items["de"] + sample.items["fr"]
     with sample.store.connect(read_only=True) as con:
-        first = build_track(items, other_articles_from(con))
-        second = build_track(list(reversed(items)), other_articles_from(con))
+        first = build_track(items, StoreEditions(con))
+        second = build_track(list(reversed(items)), StoreEditions(con))
     assert jsonl_bytes(first.items) == jsonl_bytes(second.items) and first.items
     assert len(first.items) + sum(first.skipped.values()) == len(items)
     assert duplicate_ids(first.items) == [] and misdated(first.items) == []

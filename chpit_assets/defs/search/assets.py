@@ -2,11 +2,9 @@
 
 import dagster as dg
 
-from chpit_assets.bench.files import jsonl_bytes
 from chpit_assets.bench.items import load_items
-from chpit_assets.files import write_atomic
 from chpit_assets.search.index import build_index
-from chpit_assets.search.track import SKIPS, build_track, other_articles_from, track_path
+from chpit_assets.search.track import SKIPS, track_path, update_track
 
 from ..metadata import data_version
 from ..partitions import lang_partitions
@@ -41,14 +39,15 @@ def search_index(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
 def search_track(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
     """The search track (an extra config, never mixed into core/full): each benchmark item asked by a
     distinctive phrase of its wording instead of its number (chpit_assets/search/track.py), in
-    data/build/search-{lang}.jsonl; skipped items counted by reason."""
+    data/build/search-{lang}.jsonl; skipped items counted by reason. Only items whose inputs changed
+    are searched again; the others reuse the last build's phrases (issue 27.1)."""
     lang = context.partition_key
     items = load_items(chpit.store, lang)
     with chpit.store.connect(read_only=True) as con:
-        track = build_track(items, other_articles_from(con))
+        track, data = update_track(con, items, lang, chpit.build_dir, chpit.search_dir)
+    if track.distrusted:
+        context.log.warning(f"search_track[{lang}]: every phrase searched again: {track.distrusted}")
     path = track_path(chpit.build_dir, lang)
-    data = jsonl_bytes(track.items)
-    write_atomic(path, data)
     return dg.MaterializeResult(
         data_version=data_version(data),
         metadata={
@@ -56,5 +55,7 @@ def search_track(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
             "items": len(track.items),
             "of_bench_items": len(items),
             "skipped": dg.MetadataValue.json({k: track.skipped.get(k, 0) for k in SKIPS}),
+            "phrases_searched_now": track.searched,
+            "rebuilt_because": track.distrusted or "",
         },
     )
