@@ -107,7 +107,7 @@ def _refuse_unverbatim(root: etree._Element, data: bytes, where: str) -> None:
             "verbatim, so the file is refused (Fedlex editions have none)",
         )
     # The byte search rules PIs out for nearly every file; the XML declaration is not a PI.
-    if data.find(b"<?", 2) != -1:
+    if _may_have_pi(data):
         pi = next(root.iter(etree.ProcessingInstruction), None)
         if pi is not None:
             raise NotVerbatim(
@@ -115,6 +115,19 @@ def _refuse_unverbatim(root: etree._Element, data: bytes, where: str) -> None:
                 f"has a processing instruction <?{pi.target} ...?> at line {pi.sourceline}: its content is "
                 "not text to the parser, so the file is refused (Fedlex editions have none)",
             )
+
+
+def _may_have_pi(data: bytes) -> bool:
+    """Whether "<?" occurs after the first two bytes (a processing instruction could start there).
+
+    Searched by its "?", which legal text rarely has, not its "<", which starts every tag: SR 220's
+    2 MB took 1.9 ms by `data.find(b"<?", 2)` (8% of parsing it) and 0.03 ms so (P2, issue 27.3)."""
+    i = data.find(b"?")
+    while i != -1:
+        if i >= 3 and data[i - 1] == 0x3C:  # "<"
+            return True
+        i = data.find(b"?", i + 1)
+    return False
 
 
 def read_identity(root: etree._Element, where: str) -> EditionIdentity:

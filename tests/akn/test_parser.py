@@ -347,3 +347,21 @@ def test_no_real_sample_file_is_refused_and_none_has_a_refused_construct(path):
     data = path.read_bytes()
     assert b"<!DOCTYPE" not in data and data.count(b"<?") == 1
     assert parse(path).articles
+
+
+def test_the_pi_precheck_finds_exactly_what_a_search_for_lt_question_mark_finds():
+    from chpit_assets.akn.identity import _may_have_pi
+
+    cases = [
+        b'<?xml version="1.0"?><a>Wer? Wann?</a>',
+        b'\xef\xbb\xbf<?xml version="1.0"?><a/>',
+        b"<a><?pi x?></a>",
+        b"<a>?</a>",
+        b"ab<?",
+        b"?<?",
+        b"<?",
+        b"",
+        b"<a>x<?y?>?</a>",
+    ]
+    for data in cases:
+        assert _may_have_pi(data) == (data.find(b"<?", 2) != -1), data
