@@ -96,7 +96,7 @@ def build(corpus: Path) -> dict:
         index = timed(f"search_index[{lang}]", lambda: _search_index(store, data, lang))
         steps[f"search_index[{lang}]"].update(indexed_now=index.editions_added)
         track = timed(f"search_track[{lang}]", lambda: _search_track(store, data, lang))
-        steps[f"search_track[{lang}]"].update(track_items=len(track.items))
+        steps[f"search_track[{lang}]"].update(track_items=len(track.items), searched=track.searched)
     timed("build_report", lambda: write_report(data / "build" / "build-report.json", build_report(store, None)))
     timed("close_store", lambda: release_held(store.path))  # the run's last checkpoint
     total = round(sum(s["s"] for s in steps.values()), 2)
@@ -116,15 +116,12 @@ def _search_index(store, data: Path, lang: str):
 
 
 def _search_track(store, data: Path, lang: str):
-    from chpit_assets.bench.files import jsonl_bytes
     from chpit_assets.bench.items import load_items
-    from chpit_assets.files import write_atomic
-    from chpit_assets.search.track import build_track, other_articles_from, track_path
+    from chpit_assets.search.track import update_track
 
     items = load_items(store, lang)
     with store.connect(read_only=True) as con:
-        track = build_track(items, other_articles_from(con))
-    write_atomic(track_path(data / "build", lang), jsonl_bytes(track.items))
+        track, _ = update_track(con, items, lang, data / "build", data / "search")
     return track
 
 
@@ -217,7 +214,7 @@ def _steps_markdown(full: dict, incremental: dict) -> str:
         inc_notes = ", ".join(
             f"{k} {v:,}"
             for k, v in inc.items()
-            if k in ("parsed", "reused", "acts_recomputed", "eligible", "rendered", "indexed_now")
+            if k in ("parsed", "reused", "acts_recomputed", "eligible", "rendered", "indexed_now", "searched")
         )
         rows.append(
             f"| {name} | {step['s']} | {step['peak_rss_mb']} | {inc.get('s', '')} | {notes}"
