@@ -6,9 +6,10 @@ DuckDB queries (act, alias or editions, the article, its number's other carriers
 query costs a millisecond whatever it returns. Here:
  * a language's acts, aliases and parsed editions are read once, in one query each, when the
    session first resolves in that language (they are small: one row per act or edition);
- * an edition's articles are read together, in one query, the first time any of them is asked
-   for, and kept while the cached texts stay under `max_chars` (the least recently used edition
-   goes first), so the five systems over one language read each edition about once.
+ * an edition's articles are read together, with those of the act's neighbouring editions, in
+   one query, the first time any of them is asked for, and kept while the cached texts stay
+   under `max_chars` (the least recently used edition goes first), so the five systems over one
+   language read each act about once.
 `CachedResolver` answers `Resolver`'s fetch methods from here; the rules that pick the act, the
 edition and the article are `Resolver`'s, unchanged, so a cached answer is the uncached one.
 
@@ -34,6 +35,7 @@ from .results import EditionRef
 # Texts kept across editions (characters): the texts of every parsed edition of one language at
 # CH-PiT scale (~110 M in German), so five systems in a row read each edition once; ~120 MB at most.
 MAX_CHARS = 120_000_000
+ACT_BATCH = 8  # editions of one act read in one query: all of them at CH-PiT scale (4 per act)
 
 
 @dataclass
@@ -44,6 +46,7 @@ class _Language:
     by_sr: dict[str, list[tuple]] = field(default_factory=dict)  # federal acts: + date_entry_in_force, has_lang
     aliases: dict[int, str] = field(default_factory=dict)  # act_id -> B7's preferred abbreviation
     editions: dict[int, list[EditionRef]] = field(default_factory=dict)  # act_id -> oldest first
+    act_of: dict[int, int] = field(default_factory=dict)  # version_id -> act_id
 
 
 # An edition's articles in document order: (rowid, the number's ARTICLE_KEY_SQL, the row).
@@ -76,6 +79,7 @@ class LookupCache:
             [lang],
         ).fetchall():
             out.editions.setdefault(act_id, []).append(EditionRef(*rest))
+            out.act_of[rest[0]] = act_id
         for *row, entry_in_force, jurisdiction in con.execute(
             f"SELECT {act_columns(lang)}, date_entry_in_force, jurisdiction FROM ch_act"
         ).fetchall():
@@ -90,18 +94,25 @@ class LookupCache:
         self.queries += 3
         return out
 
-    def articles(self, con: duckdb.DuckDBPyConnection, version_ids: list[int]) -> list[_Articles]:
-        """Each edition's articles, the missing ones read in one query."""
+    def articles(
+        self, con: duckdb.DuckDBPyConnection, version_ids: list[int], also: list[int] | None = None
+    ) -> list[_Articles]:
+        """Each edition's articles. When one is missing, it is read with those of `also` not read yet,
+        in one query (a query costs about as much for one edition as for ten: it scans the
+        version_id column)."""
         with self._lock:
-            missing = [v for v in dict.fromkeys(version_ids) if v not in self._articles]
+            missing = []
+            if any(v not in self._articles for v in version_ids):
+                missing = [v for v in dict.fromkeys([*version_ids, *(also or ())]) if v not in self._articles]
             if missing:
                 loaded: dict[int, _Articles] = {v: [] for v in missing}
                 marks = ", ".join("?" * len(missing))
-                for rowid, key, *row in con.execute(
-                    f"SELECT rowid, {ARTICLE_KEY_SQL}, {ROW_COLUMNS} FROM ch_act_article "
-                    f"WHERE version_id IN ({marks}) ORDER BY rowid",
+                rows = con.execute(
+                    f"SELECT rowid, {ARTICLE_KEY_SQL}, {ROW_COLUMNS} FROM ch_act_article WHERE version_id IN ({marks})",
                     missing,
-                ).fetchall():
+                ).fetchall()
+                rows.sort(key=lambda r: r[0])  # document order; sorted here, DuckDB's ORDER BY cost more
+                for rowid, key, *row in rows:
                     loaded[row[0]].append((rowid, key, ArticleRow(*row)))
                 self.queries += 1
                 for version_id, rows in loaded.items():
@@ -138,8 +149,19 @@ class CachedResolver(Resolver):
     def parsed_editions(self, act_id: int) -> list[EditionRef]:
         return self.rows.editions.get(act_id, [])
 
+    def _neighbours(self, version_ids: list[int]) -> list[int]:
+        """The editions of the same act next to the asked ones, read in the same query: an act's
+        items ask for several of its editions (the item's date, today's)."""
+        out = []
+        for v in version_ids:
+            ids = [e.version_id for e in self.rows.editions.get(self.rows.act_of.get(v, -1), [])]
+            at = ids.index(v) if v in ids else 0
+            out += ids[max(0, at - ACT_BATCH // 2) : at + ACT_BATCH // 2]
+        return out
+
     def _matching(self, version_ids: list[int], keep) -> list[ArticleRow]:
-        rows = [entry for edition in self.cache.articles(self.con, version_ids) for entry in edition]
+        editions = self.cache.articles(self.con, version_ids, self._neighbours(version_ids))
+        rows = [entry for edition in editions for entry in edition]
         if len(version_ids) > 1:
             rows.sort(key=lambda entry: entry[0])  # the query's ORDER BY rowid, across editions
         return [row for _, key, row in rows if keep(key, row)]
