@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,15 @@ def measure(code: Path, corpus: Path, lang: str, items_n: int, out: Path) -> dic
     items = [json.loads(line) for line in lines[:items_n]]
     tools = PitTools(Store(data / "chpit.duckdb"), today=date.fromisoformat(TODAY), search_dir=data / "search-bench")
     report: dict = {"items": len(items)}
+    fsync, synced = os.fsync, [0.0]
+
+    def timed_fsync(fd: int) -> None:
+        # The runner's fsync per line, timed: how much of a run is the disk's, not the code's.
+        start = time.perf_counter()
+        fsync(fd)
+        synced[0] += time.perf_counter() - start
+
+    os.fsync = timed_fsync
     with tools.session():
         for key in SYSTEMS:
             path = out / f"{key.replace('/', '_')}.jsonl"
@@ -65,8 +75,10 @@ def measure(code: Path, corpus: Path, lang: str, items_n: int, out: Path) -> dic
             log = load_log(path).values()
             report[key] = {
                 "s": seconds,
+                "fsync_s": synced[0],
                 "correct_share": sum(line["verdict"]["label"] == "grounded_correct" for line in log) / len(items),
             }
+            synced[0] = 0.0
         cache = getattr(tools, "_cache", None)  # the new code's LookupCache
         report["store_queries"] = cache.queries if cache is not None else None
     return report
@@ -122,6 +134,7 @@ def compare(corpus: Path, lang: str, items: int, runs: int, baseline: Path) -> t
         side: {
             **{key: [r[key]["s"] for r in reports] for key in SYSTEMS},
             "total": [sum(r[key]["s"] for key in SYSTEMS) for r in reports],
+            "fsync": [sum(r[key]["fsync_s"] for key in SYSTEMS) for r in reports],
         }
         for side, reports in sides.items()
     }
@@ -139,15 +152,15 @@ def markdown(figures: dict, raw: dict[str, dict[str, list[float]]]) -> str:
         "| system | old s | new s | new / old (medians) | identical lines |",
         "|---|---|---|---|---|",
     ]
-    for key in (*SYSTEMS, "total"):
+    for key in (*SYSTEMS, "total", "fsync"):
         old, new = raw["old"][key], raw["new"][key]
         ratio = figures["new"][key]["median"] / figures["old"][key]["median"]
-        same = "" if key == "total" else ("yes" if figures["identical"][key] else "**no**")
+        same = "yes" if figures["identical"].get(key) else "**no**" if key in SYSTEMS else ""
         rows.append(f"| {key} | {spread_text(old, digits=1)} | {spread_text(new, digits=1)} | {ratio:.2f} | {same} |")
     return (
         f"{figures['items']} items of one language, {figures['runs']} runs, old and new back to back in each, "
-        f"each tree in a fresh process. New code's store queries in a run: {figures['new_store_queries']}.\n\n"
-        + "\n".join(rows)
+        f"each tree in a fresh process. New code's store queries in a run: {figures['new_store_queries']}. "
+        "`fsync`: the part of `total` spent in the runner's fsync per line.\n\n" + "\n".join(rows)
     )
 
 
