@@ -113,17 +113,17 @@ class LookupCache:
                 for rowid, key, *row in rows:
                     loaded[row[0]].append((rowid, key, ArticleRow(*row)))
                 self.queries += 1
-                for version_id, rows in loaded.items():
-                    self._articles[version_id] = rows
-                    self._chars += sum(len(r.text) for _, _, r in rows)
+                for version_id, edition in loaded.items():
+                    self._articles[version_id] = edition
+                    self._chars += sum(len(r.text) for _, _, r in edition)
             asked = list(dict.fromkeys(version_ids))
             for v in asked:
                 self._articles.move_to_end(v)
             out = [self._articles[v] for v in version_ids]
             # The editions just asked for stay, whatever the budget: they are this call's answer.
             while self._chars > self.max_chars and len(self._articles) > len(asked):
-                _, rows = self._articles.popitem(last=False)
-                self._chars -= sum(len(r.text) for _, _, r in rows)
+                _, dropped = self._articles.popitem(last=False)
+                self._chars -= sum(len(r.text) for _, _, r in dropped)
             return out
 
 
