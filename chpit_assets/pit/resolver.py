@@ -73,6 +73,13 @@ class ArticleRow:
 
 
 ROW_COLUMNS = "version_id, e_id, occurrence, article_number, heading, text"
+EDITION_COLUMNS = "version_id, date_applicability, date_end_applicability, eli, source"  # EditionRef's fields
+
+
+def act_columns(lang: str) -> str:
+    """The columns of an act row (ActRef's first six fields); `lang` is one of LANGS (the tools check),
+    so the title column is one of the five."""
+    return f"act_id, sr_number, eli, abbreviation, enforcement_status, title_{lang}"
 
 
 def pick_carrier(rows: list[ArticleRow]) -> tuple[ArticleRow, list[ArticleRow]]:
@@ -83,7 +90,12 @@ def pick_carrier(rows: list[ArticleRow]) -> tuple[ArticleRow, list[ArticleRow]]:
 
 
 class Resolver:
-    """One connection's worth of lookups; the single code path of the tools and the oracle (R2)."""
+    """One connection's worth of lookups; the single code path of the tools and the oracle (R2).
+
+    The rules live here; the rows they read come from the fetch methods (`acts_with_sr`,
+    `act_with_id`, `alias`, `parsed_editions`, `with_e_id`, `by_number`, `edition_articles`),
+    each a query of its own. `CachedResolver` answers the same methods from a session's
+    `LookupCache` instead (issue 27.4), so both paths resolve by this one code."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, lang: str):
         self.con = con
@@ -92,52 +104,88 @@ class Resolver:
     def _rows(self, sql: str, params: list) -> list[tuple]:
         return self.con.execute(sql, params).fetchall()
 
-    # act -------------------------------------------------------------------
-    def _act_ref(self, row: tuple, others: list[int]) -> ActRef:
-        act_id, sr_number, eli, abbreviation, status, title = row[:6]
-        if self.lang != "de":
-            alias = self._rows(
-                f"SELECT abbr FROM ch_act_alias WHERE act_id = ? AND lang = ? ORDER BY {ALIAS_PREFERENCE} LIMIT 1",
-                [act_id, self.lang],
-            )
-            abbreviation = alias[0][0] if alias else None
-        return ActRef(act_id, sr_number, eli, abbreviation, title, status, others)
-
-    def _act_columns(self) -> str:
-        # `lang` is one of LANGS, so the column name is one of the five title columns.
-        return f"act_id, sr_number, eli, abbreviation, enforcement_status, title_{self.lang}"
-
-    def act_by_sr(self, sr_number: str) -> ResolvedAct:
-        rows = self._rows(
-            f"SELECT {self._act_columns()}, date_entry_in_force, "
+    # fetch -----------------------------------------------------------------
+    def acts_with_sr(self, sr_number: str) -> list[tuple]:
+        """Federal acts with the SR number: ACT_COLUMNS + date_entry_in_force, has_lang."""
+        return self._rows(
+            f"SELECT {act_columns(self.lang)}, date_entry_in_force, "
             "EXISTS (SELECT 1 FROM ch_act_version v WHERE v.act_id = a.act_id AND v.lang = ? "
             "        AND v.stage = 'parsed') AS has_lang "
             "FROM ch_act a WHERE sr_number = ? AND jurisdiction = 'CH'",
             [self.lang, sr_number],
         )
+
+    def act_with_id(self, act_id: int) -> tuple | None:
+        rows = self._rows(f"SELECT {act_columns(self.lang)} FROM ch_act WHERE act_id = ?", [act_id])
+        return rows[0] if rows else None
+
+    def alias(self, act_id: int) -> str | None:
+        """B7's abbreviation of the act in this language (not German)."""
+        alias = self._rows(
+            f"SELECT abbr FROM ch_act_alias WHERE act_id = ? AND lang = ? ORDER BY {ALIAS_PREFERENCE} LIMIT 1",
+            [act_id, self.lang],
+        )
+        return alias[0][0] if alias else None
+
+    def parsed_editions(self, act_id: int) -> list[EditionRef]:
+        return [
+            EditionRef(*r)
+            for r in self._rows(
+                f"SELECT {EDITION_COLUMNS} FROM ch_act_version "
+                "WHERE act_id = ? AND lang = ? AND stage = 'parsed' ORDER BY date_applicability, version_id",
+                [act_id, self.lang],
+            )
+        ]
+
+    def article_rows(self, version_ids: list[int], where: str, params: list) -> list[ArticleRow]:
+        """Articles of the editions matching `where`, in document order (ingest inserts an edition's
+        articles in document order, so rowid order is document order)."""
+        marks = ", ".join("?" * len(version_ids))
+        return [
+            ArticleRow(*r)
+            for r in self._rows(
+                f"SELECT {ROW_COLUMNS} FROM ch_act_article WHERE version_id IN ({marks}) AND ({where}) ORDER BY rowid",
+                [*version_ids, *params],
+            )
+        ]
+
+    def with_e_id(self, version_id: int, e_id: str) -> list[ArticleRow]:
+        return self.article_rows([version_id], "e_id = ?", [e_id])
+
+    def by_number(self, version_ids: list[int], article: str) -> list[ArticleRow]:
+        return self.article_rows(version_ids, f"{ARTICLE_KEY_SQL} = ?", [article_key(article)])
+
+    def edition_articles(self, version_id: int) -> list[ArticleRow]:
+        return self.article_rows([version_id], "TRUE", [])
+
+    # act -------------------------------------------------------------------
+    def _act_ref(self, row: tuple, others: list[int]) -> ActRef:
+        act_id, sr_number, eli, abbreviation, status, title = row[:6]
+        if self.lang != "de":
+            abbreviation = self.alias(act_id)
+        return ActRef(act_id, sr_number, eli, abbreviation, title, status, others)
+
+    def act_by_sr(self, sr_number: str) -> ResolvedAct:
+        rows = self.acts_with_sr(sr_number)
         if not rows:
             raise UnknownAct(f"no federal act with SR number {clip(sr_number)}", sr_number=clip(sr_number))
-        rows.sort(key=lambda r: (r[4] != 0, not r[7], -(r[6] or date.min).toordinal(), r[0]))
+        rows = sorted(rows, key=lambda r: (r[4] != 0, not r[7], -(r[6] or date.min).toordinal(), r[0]))
         ref = self._act_ref(rows[0], [r[0] for r in rows[1:]])
         label = f"SR {sr_number}" + (f" ({ref.abbreviation})" if ref.abbreviation else "")
         return ResolvedAct(ref, label)
 
     def act_by_id(self, act_id: int) -> ResolvedAct:
-        rows = self._rows(f"SELECT {self._act_columns()} FROM ch_act WHERE act_id = ?", [act_id])
-        if not rows:
+        row = self.act_with_id(act_id)
+        if row is None:
             raise UnknownAct(f"no act with act_id {act_id}", act_id=act_id)
-        return ResolvedAct(self._act_ref(rows[0], []), f"act_id {act_id} (SR {rows[0][1]})")
+        return ResolvedAct(self._act_ref(row, []), f"act_id {act_id} (SR {row[1]})")
 
     # edition ---------------------------------------------------------------
     def editions(self, act: ResolvedAct) -> list[EditionRef]:
         """Parsed editions of the act in the language, oldest first (ties by version_id, as
         ch_act_change pairs them); never empty."""
-        rows = self._rows(
-            "SELECT version_id, date_applicability, date_end_applicability, eli, source FROM ch_act_version "
-            "WHERE act_id = ? AND lang = ? AND stage = 'parsed' ORDER BY date_applicability, version_id",
-            [act.ref.act_id, self.lang],
-        )
-        if not rows:
+        editions = self.parsed_editions(act.ref.act_id)
+        if not editions:
             langs = [
                 r[0]
                 for r in self._rows(
@@ -152,7 +200,7 @@ class Resolver:
                 lang=self.lang,
                 languages=langs,
             )
-        return [EditionRef(*r) for r in rows]
+        return editions
 
     @staticmethod
     def covering(editions: list[EditionRef], day: date) -> EditionRef | None:
@@ -192,21 +240,6 @@ class Resolver:
         )
 
     # article ---------------------------------------------------------------
-    def article_rows(self, version_ids: list[int], where: str, params: list) -> list[ArticleRow]:
-        """Articles of the editions matching `where`, in document order (ingest inserts an edition's
-        articles in document order, so rowid order is document order)."""
-        marks = ", ".join("?" * len(version_ids))
-        return [
-            ArticleRow(*r)
-            for r in self._rows(
-                f"SELECT {ROW_COLUMNS} FROM ch_act_article WHERE version_id IN ({marks}) AND ({where}) ORDER BY rowid",
-                [*version_ids, *params],
-            )
-        ]
-
-    def by_number(self, version_ids: list[int], article: str) -> list[ArticleRow]:
-        return self.article_rows(version_ids, f"{ARTICLE_KEY_SQL} = ?", [article_key(article)])
-
     def article(
         self,
         act: ResolvedAct,
@@ -218,7 +251,7 @@ class Resolver:
         occurrence: int | None = None,
     ) -> tuple[ArticleRow, list[ArticleRow]]:
         if e_id is not None:
-            rows = self.article_rows([edition.version_id], "e_id = ?", [e_id])
+            rows = self.with_e_id(edition.version_id, e_id)
             rows = [r for r in rows if occurrence is None or r.occurrence == occurrence]
             if rows:
                 chosen = min(rows, key=lambda r: r.occurrence)

@@ -20,6 +20,7 @@ from chpit_assets.fedlex.catalog import LANGS
 from chpit_assets.search.index import SearchIndexError
 from chpit_assets.search.tool import SearchResult, SearchTool
 
+from .cache import CachedResolver, LookupCache
 from .errors import (
     InvalidArgument,
     NoSearchIndex,
@@ -85,13 +86,15 @@ class PitTools:
     Fedlex publishes for a few acts only (en, rm). `today` fixes the date a call without `as_of`
     uses (tests, reproducible runs); None means the current date in Switzerland at each call.
     Each call opens one read-only connection, unless inside `with tools.session():`, which shares
-    one connection for a batch (the oracle over a whole split).
+    one connection for a batch (the oracle over a whole split) and reads the store's rows through a
+    `LookupCache`, per language and per edition rather than per call (issue 27.4).
     """
 
     def __init__(self, store: Store, today: date | None = None, search_dir: Path | str | None = None):
         self.store = store
         self._today = today
         self._session: duckdb.DuckDBPyConnection | None = None
+        self._cache: LookupCache | None = None  # the session's rows (issue 27.4)
         # The search_index files (chpit_assets/search), for ch_search_articles; None: no search tool.
         self._search = SearchTool(search_dir) if search_dir is not None else None
 
@@ -104,20 +107,20 @@ class PitTools:
             yield self
             return
         with self.store.connect(read_only=True) as con:
-            self._session = con
+            self._session, self._cache = con, LookupCache()
             try:
                 yield self
             finally:
-                self._session = None
+                self._session = self._cache = None
 
     @contextmanager
     def _resolver(self, lang: str) -> Iterator[Resolver]:
         lang = _lang(lang)
-        if self._session is not None:
+        if self._session is not None and self._cache is not None:
             # A cursor is its own connection to the shared database, so threads may call concurrently.
             cursor = self._session.cursor()
             try:
-                yield Resolver(cursor, lang)
+                yield CachedResolver(cursor, lang, self._cache)
             finally:
                 cursor.close()
         else:
@@ -241,7 +244,7 @@ class PitTools:
         with self._resolver(lang) as r:
             act = r.act_by_sr(_sr(sr_number))
             edition = r.edition_on(act, day)
-            rows = r.article_rows([edition.version_id], "TRUE", [])
+            rows = r.edition_articles(edition.version_id)
         articles, blocks, at = [], [], 0
         for row in rows:
             block = article_block(row)

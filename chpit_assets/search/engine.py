@@ -102,6 +102,7 @@ class SearchIndex:
         self._inode: tuple[int, int] | None = None
         self._articles = 0
         self._df: dict[tuple[str, str], int] = {}  # (table, term) -> document count, of the open file
+        self._sr_numbers: frozenset[str] = frozenset()  # the open file's acts
 
     def _connection(self) -> sqlite3.Connection:
         try:
@@ -131,6 +132,7 @@ class SearchIndex:
                 )
             self._inode = inode
             self._articles = self._db.execute("SELECT count(*) FROM article").fetchone()[0]
+            self._sr_numbers = frozenset(r[0] for r in self._db.execute("SELECT DISTINCT sr_number FROM edition"))
             self._df = {}
         return self._db
 
@@ -142,27 +144,11 @@ class SearchIndex:
     def search(self, query: str, as_of: date, sr_number: str | None = None, limit: int = 10) -> list[Hit]:
         db = self._connection()
         citation = parse_citation(query, self.lang)
-        if (
-            sr_number is None
-            and citation.sr_number is not None
-            and db.execute("SELECT 1 FROM edition WHERE sr_number = ? LIMIT 1", [citation.sr_number]).fetchone()
-        ):
+        if sr_number is None and citation.sr_number in self._sr_numbers:
             # A question that names its act ("DSG (SR 235.1)") is about that act: its words and
             # phrases are searched there, not in the hundred other acts that share them.
             sr_number = citation.sr_number
         params = {"as_of": as_of.isoformat(), "sr": sr_number}
-        # Scoped to one act, the text strategies read only the row-id ranges of its editions in force
-        # (an edition's articles are inserted together, so they are one range): FTS5 then seeks
-        # into each posting list instead of scoring every match in the index and filtering after.
-        ranges = (
-            None
-            if sr_number is None
-            else db.execute(
-                f"SELECT min(a.id), max(a.id) FROM article a JOIN edition e USING (version_id) WHERE {_IN_FORCE} "
-                "GROUP BY e.version_id ORDER BY e.version_id",
-                params,
-            ).fetchall()
-        )
         tokens = words(query, self.lang)
         rankings: dict[str, list[int]] = {}
         if citation.article is not None:
@@ -175,6 +161,18 @@ class SearchIndex:
             # best from the text strategies, (1 + 1 + 0.8)/61, so the best hit is decided and they are
             # not run (a model-free system's whole run over a language is mostly this case).
             return self._fuse(db, rankings, tokens, limit)
+        # Scoped to one act, the text strategies read only the row-id ranges of its editions in force
+        # (an edition's articles are inserted together, so they are one range): FTS5 then seeks
+        # into each posting list instead of scoring every match in the index and filtering after.
+        ranges = (
+            None
+            if sr_number is None
+            else db.execute(
+                f"SELECT min(a.id), max(a.id) FROM article a JOIN edition e USING (version_id) WHERE {_IN_FORCE} "
+                "GROUP BY e.version_id ORDER BY e.version_id",
+                params,
+            ).fetchall()
+        )
         if phrases:
             # Phrases are position lookups, cheap whatever their words' frequency: no term is dropped.
             rankings["phrase"] = self._ranked(
@@ -256,11 +254,17 @@ class SearchIndex:
         """Articles carrying the cited number: (those of the act the query names, by SR number or
         abbreviation; all of them), each the top-level e_id before a nested one, then the first
         occurrence (B9, R2)."""
-        rows = db.execute(
-            "SELECT a.id, e.sr_number, e.abbreviation, a.e_id, a.occurrence, e.version_id FROM article a "
-            f"JOIN edition e USING (version_id) WHERE a.number_key = :n AND {_IN_FORCE}",
-            {**params, "n": number_key(citation.article)},
-        ).fetchall()
+        columns = "a.id, e.sr_number, e.abbreviation, a.e_id, a.occurrence, e.version_id"
+        # The same rows either way, sorted below. Within one act, from its editions in force to their
+        # articles (`+` keeps SQLite off the number index: every act has an Art. 1, and reading all
+        # of them to keep one act's cost 20 ms a question at CH-PiT scale); across acts, by number.
+        sql = (
+            f"SELECT {columns} FROM edition e CROSS JOIN article a ON a.version_id = e.version_id "
+            f"WHERE +a.number_key = :n AND {_IN_FORCE}"
+            if params["sr"] is not None
+            else f"SELECT {columns} FROM article a JOIN edition e USING (version_id) WHERE a.number_key = :n AND {_IN_FORCE}"
+        )
+        rows = db.execute(sql, {**params, "n": number_key(citation.article)}).fetchall()
         abbreviation = fold(citation.abbreviation, self.lang) if citation.abbreviation else None
 
         def names_act(row: tuple) -> bool:

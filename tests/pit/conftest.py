@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 
 import polars as pl
@@ -161,6 +162,13 @@ def store(tmp_path_factory) -> Store:
     return s
 
 
-@pytest.fixture
-def tools(store: Store) -> PitTools:
-    return PitTools(store, today=TODAY)
+@pytest.fixture(params=["per call", "session"])
+def tools(request, store: Store) -> Iterator[PitTools]:
+    """Every test of the tools twice: each call on its own connection, and inside a session, where
+    the rows come from the session's LookupCache (issue 27.4): both must answer alike."""
+    tools = PitTools(store, today=TODAY)
+    if request.param == "per call":
+        yield tools
+        return
+    with tools.session():
+        yield tools

@@ -173,7 +173,8 @@ def test_oracle_errors(tools):
         tools.resolve_by_act(1, "de", "2022-01-01", e_id="art_1", article="1")
 
 
-def test_session_shares_one_connection_with_identical_answers(tools):
+def test_session_shares_one_connection_with_identical_answers(store):
+    tools = PitTools(store, today=TODAY)
     alone = tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict()
     with tools.session():
         shared = tools._session
@@ -183,6 +184,28 @@ def test_session_shares_one_connection_with_identical_answers(tools):
             assert tools._session is shared
         assert tools.ch_get_act_article("999.1", "1", "de", as_of="2021-02-02").to_dict() == alone
     assert tools._session is None
+
+
+def test_a_session_reads_each_language_once_and_each_edition_once_within_its_budget(store):
+    """Issue 27.4: a session's LookupCache reads a language's acts, aliases and editions in one query
+    each and an edition's articles in one, keeps them while its texts fit the budget, and answers
+    exactly as the per-call queries do."""
+    tools = PitTools(store, today=TODAY)
+    asks = [("999.1", "1", "2020-06-01"), ("999.1", "7", "2020-06-01"), ("999.1", "1", "2022-06-01")]
+    asks += [("777", "178", "2021-01-01"), ("999.1", "7", "2020-07-01")]
+    alone = [tools.ch_get_act_article(sr, art, "de", as_of=day).to_dict() for sr, art, day in asks]
+    with tools.session():
+        assert [tools.ch_get_act_article(sr, art, "de", as_of=day).to_dict() for sr, art, day in asks] == alone
+        # Act 1's editions in one query (11, 12, 14, 15), act 7's in another (71, 72).
+        assert tools._cache is not None and tools._cache.queries == 3 + 2
+        assert tools.resolve_by_act(1, "de", "2020-06-01", e_id="art_7").text == alone[1]["article"]["text"]
+        assert tools._cache.queries == 5
+    with tools.session():
+        assert tools._cache is not None
+        tools._cache.max_chars = 1  # no room: only the edition the last call read stays
+        assert [tools.ch_get_act_article(sr, art, "de", as_of=day).to_dict() for sr, art, day in asks] == alone
+        # Editions 11, 11 (still there), 14, 71, 11 (read again).
+        assert len(tools._cache._articles) == 1 and tools._cache.queries == 3 + 4
 
 
 # --------------------------------------------------------------------------- history and text

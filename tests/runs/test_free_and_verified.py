@@ -3,12 +3,15 @@ the cite-or-abstain wrapper (`<slug>/pit+verify`) against a scripted loopback mo
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from chpit_assets.pit.tools import PitTools
 from chpit_assets.runs.client import NO_RETRY, ChatClient, EndpointConfig
 from chpit_assets.runs.errors import QuestionNotUnderstood, UnknownSystemError
-from chpit_assets.runs.runner import load_log, run_items
+from chpit_assets.runs.runner import load_log, read_log, run_items
 from chpit_assets.runs.systems import FREE_SYSTEMS, build_system, parse_system_key
 from chpit_assets.search.index import build_index
 
@@ -80,6 +83,61 @@ def test_a_question_without_a_citation_is_an_error_line_for_cite(sample, search_
         system.answer(item)
     run_items(system, [item], tmp_path / "e.jsonl")
     assert "QuestionNotUnderstood" in load_log(tmp_path / "e.jsonl")[item["id"]]["error"]
+
+
+# --------------------------------------------------------------------------- issue 27.4: batched lookups
+
+
+def _timeless(path) -> list[str]:
+    """A run log's lines as written, less what a clock decides (latency, start and end)."""
+    out = []
+    for line in read_log(path):
+        line.pop("latency_s")
+        for key in ("started_at", "finished_at"):
+            line["receipt"].pop(key)
+        out.append(json.dumps(line, ensure_ascii=False))
+    return out
+
+
+def _with_misses(sample) -> list[dict]:
+    """The sample's de and fr items, and copies no lookup can answer: a date before every edition,
+    an article no edition has (in the question too, which cite and search read)."""
+    items = _items(sample)
+    early = [{**i, "id": i["id"] + "-early", "as_of": "1900-01-01"} for i in items[:3]]
+    for i in early:
+        i["question"] = re.sub(r"\b(19|20)\d\d\b", "1900", i["question"])
+    absent = [
+        {
+            **i,
+            "id": i["id"] + "-absent",
+            "article_number": "9999",
+            "e_id": "art_9999",
+            "question": re.sub(r"(?i)\b(art\.?)\s*\d+\w*", r"\1 9999", i["question"], count=1),
+        }
+        for i in items[:3]
+    ]
+    return items + early + absent
+
+
+@pytest.mark.parametrize("key", ["oracle", "recite", *FREE_SYSTEMS])
+def test_a_session_answers_every_line_as_the_per_call_lookups_do(sample, search_tools, tmp_path, key):
+    """Inside a session the tools read rows through a LookupCache (per language, per edition) instead
+    of four queries per call; every line, misses and their messages included, must stay what the
+    per-call path writes, which is today's code path unchanged."""
+    items = _with_misses(sample)
+    system = build_system(key, tools=search_tools)
+    run_items(system, items, tmp_path / "per-call.jsonl", workers=2)
+    with search_tools.session():
+        run_items(system, items, tmp_path / "session.jsonl", workers=2)
+        queries = search_tools._cache.queries
+    per_call = _timeless(tmp_path / "per-call.jsonl")
+    assert len(per_call) == len(items)
+    # The lookups' misses are error lines (the early ones too where the date is read); search answers
+    # them from its text strategies instead.
+    assert key == "search/pit" or sum('"error"' in line for line in per_call) >= 3
+    # Two workers finish in any order: compare by id, each line byte for byte.
+    assert sorted(_timeless(tmp_path / "session.jsonl")) == sorted(per_call)
+    assert queries <= 3 * 2 + len(items)  # two languages' tables, then at most one read per item
 
 
 # --------------------------------------------------------------------------- cite or abstain, scripted model
