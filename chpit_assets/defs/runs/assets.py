@@ -13,18 +13,15 @@ import dagster as dg
 
 from chpit_assets.runs import stage
 from chpit_assets.runs.runner import scored_path
-from chpit_assets.runs.systems import LOOKUP_MODES, parse_system_key
+from chpit_assets.runs.systems import parse_system_key
 
 from ..metadata import data_version
 from ..partitions import lang_partitions
 from ..resources import ChpitStore
-from .resources import ModelEndpoint as ModelEndpoint
+from .resources import ModelEndpoint as ModelEndpoint  # also imported from here (orchestration, release CLI)
 from .resources import RunsConfig
 
 GROUP = "runs"
-# Every system without a model: what `make run` and the nightly run (issue 16: cite/search).
-DEFAULT_SYSTEMS: tuple[str, ...] = LOOKUP_MODES
-"""What `make run` runs on the sample: no model, no network."""
 
 SYSTEMS_AXIS = "systems"
 systems_partitions = dg.DynamicPartitionsDefinition(name=SYSTEMS_AXIS)
