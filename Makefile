@@ -53,5 +53,23 @@ daemon: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(PY) -m chpit_assets.instance
 	$(VENV)/bin/dagster-daemon run -w workspace.yaml
 
+# Every benchmark at full scale, each appending its figures under a heading with the date, the
+# machine and the command (benchmarks/common.py) to $(BENCH_RECORD). Hours on 2 cores; bench_celery
+# needs PostgreSQL and RabbitMQ on 127.0.0.1. bench_scale generates and builds the synthetic corpus
+# (git-ignored) that bench_search then indexes and bench_free_systems answers from, so it runs first.
+BENCH_RECORD ?= docs/benchmarks.md
+BENCH_CORPUS ?= data/synthetic
+bench: $(STAMP)
+	nice $(PY) benchmarks/bench_scale.py --corpus $(BENCH_CORPUS) --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_search.py --corpus $(BENCH_CORPUS) --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_free_systems.py --corpus $(BENCH_CORPUS) --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_parse.py --per-file 8 --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_scorer.py --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_builder.py --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_report.py --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_runs.py --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_local_model.py --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_celery.py --write $(BENCH_RECORD)
+
 clean:
 	rm -rf data/chpit.duckdb* data/build data/results data/report data/publish data/search data/cache data/dagster_home

@@ -1,7 +1,8 @@
 """Build time and peak memory of the benchmark builder (issues 4 and 7).
 
     nice .venv/bin/python benchmarks/bench_builder.py [--acts 400 --editions 6 --articles 60]
-        [--synthetic-acts 300 --synthetic-editions 4] [--code CHECKOUT] [--write docs/perf/builder.md]
+        [--synthetic-acts 300 --synthetic-editions 4] [--code CHECKOUT] [--write docs/benchmarks.md]
+    .venv/bin/python benchmarks/bench_builder.py --smoke DIR   # every scenario, tiny, files under DIR
 
 Scenarios, each phase in its own process so peak RSS (ru_maxrss) is that phase's alone and DuckDB
 starts cold, as in a Dagster step:
@@ -24,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import subprocess
@@ -35,7 +35,12 @@ from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from benchmarks.common import emit, machine, record  # noqa: E402  (before --code puts another checkout first)
+
 LANGS = ("de", "fr", "it")
+# --smoke: every scenario, small enough for a test to run it (benchmarks/common.py).
+SMOKE_SCALE = {"acts": 5, "editions": 3, "articles": 4, "synthetic_acts": 3, "synthetic_editions": 2}
 
 
 def constructed_store(store, acts: int, editions: int, articles: int) -> int:
@@ -239,9 +244,7 @@ def _phase(args, corpus: Path, work: Path) -> dict:
 
 def _markdown(args, results: list[dict]) -> str:
     lines = [
-        f"\n## {time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.node()} ({platform.machine()}, "
-        f"{os.cpu_count()} cores, {platform.processor() or platform.system()}, Python {platform.python_version()}, "
-        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}), code: {args.code}\n",
+        f"Code measured: {args.code}\n",
         "| scenario | article rows | modified changes | eligible | items | act_changes s | eligible_changes s | "
         "bench_items s | core s | report s | total s | peak RSS MB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -288,10 +291,16 @@ def main() -> int:
     parser.add_argument("--synthetic-editions", type=int, default=4)
     parser.add_argument("--code", type=Path, default=ROOT, help="checkout whose chpit_assets is measured")
     parser.add_argument("--write", type=Path, help="append the figures to this markdown file")
+    parser.add_argument("--smoke", type=Path, metavar="DIR", help="every scenario at a tiny scale, files under DIR")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child: one sample/constructed run
     parser.add_argument("--phase", nargs=2, type=Path, help=argparse.SUPPRESS)  # child: CORPUS WORK
     args = parser.parse_args()
     sys.path.insert(0, str(args.code.resolve()))
+    if args.smoke:
+        vars(args).update(SMOKE_SCALE)
+        args.smoke.mkdir(parents=True, exist_ok=True)
+        os.environ["TMPDIR"] = str(args.smoke)  # the children's temporary folders too
+        tempfile.tempdir = str(args.smoke)
     if args.one:
         print(json.dumps(run_scenario(args.one, args.acts, args.editions, args.articles)))
         return 0
@@ -318,11 +327,27 @@ def main() -> int:
             )
         print(json.dumps(results[-1]), flush=True)
     text = _markdown(args, results)
+    print(machine())
     print(text)
     if args.write:
-        with args.write.open("a", encoding="utf-8") as fh:
-            fh.write(text)
+        record(args.write, "Builder: build time and peak memory", text)
+    emit("bench_builder", _figures(results))
     return 0
+
+
+def _figures(results: list[dict]) -> dict:
+    figures = {}
+    for r in results:
+        if "full" in r:
+            full, inc = r["full"]["total_seconds"], r["incremental"]["total_seconds"]
+            figures["incremental"] = {
+                "full_s": full,
+                "incremental_s": inc,
+                "share": round(inc / full, 4) if full else 0,
+            }
+        else:
+            figures[r["scenario"]] = {"total_s": r["total_seconds"], "peak_rss_mb": r["peak_rss_mb_process"]}
+    return figures
 
 
 if __name__ == "__main__":

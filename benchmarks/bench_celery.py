@@ -7,14 +7,18 @@ each) as one `python -m chpit_assets run --executor celery` backfill, with the i
 PostgreSQL database and the machine's RabbitMQ. Reported: the whole command's wall time and the
 systems phase (first `results` run start to last `results` run end, read from the instance).
 
-    .venv/bin/python benchmarks/bench_celery.py          # needs PostgreSQL and RabbitMQ on 127.0.0.1
+    .venv/bin/python benchmarks/bench_celery.py [--write docs/benchmarks.md]   # needs PostgreSQL and RabbitMQ
+    .venv/bin/python benchmarks/bench_celery.py --smoke DIR   # 1 worker, 1 system, 2 items, files under DIR
+        (one backfill that builds too: the smoke checks the path, its systems phase is no figure to keep)
+
+The databases it creates (one per phase) are dropped at the end.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import platform
 import shutil
 import signal
 import subprocess
@@ -22,7 +26,6 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
@@ -30,10 +33,15 @@ from threading import Thread
 import psycopg2
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import emit, machine, record  # noqa: E402
+
 PG = "postgresql+psycopg2://postgres@127.0.0.1:5432/"
 AMQP = "pyamqp://guest:guest@127.0.0.1:5672//"
 SYSTEMS = ("bench/closed", "bench/current", "bench/pit", "bench/pit+verify")
 DELAY_S = 1.0
+SMOKE_DELAY_S = 0.05
 
 
 class SlowEndpoint(BaseHTTPRequestHandler):
@@ -51,9 +59,11 @@ class SlowEndpoint(BaseHTTPRequestHandler):
     def do_GET(self):
         self._send({"object": "list", "data": [{"id": "bench-model"}]})
 
+    delay_s = DELAY_S
+
     def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
-        time.sleep(DELAY_S)
+        time.sleep(self.delay_s)
         message = {"role": "assistant", "content": "1 Ein Text."}
         self._send(
             {
@@ -65,13 +75,21 @@ class SlowEndpoint(BaseHTTPRequestHandler):
         )
 
 
-def database() -> str:
-    name = f"chpit_bench_{uuid.uuid4().hex[:10]}"
+def admin(statement: str) -> None:
     con = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
     con.autocommit = True
-    con.cursor().execute(f'CREATE DATABASE "{name}"')
+    con.cursor().execute(statement)
     con.close()
+
+
+def database() -> str:
+    name = f"chpit_bench_{uuid.uuid4().hex[:10]}"
+    admin(f'CREATE DATABASE "{name}"')
     return PG + name
+
+
+def drop(pg_url: str) -> None:
+    admin(f'DROP DATABASE IF EXISTS "{pg_url.removeprefix(PG)}" WITH (FORCE)')
 
 
 def env_for(work: Path, pg_url: str) -> dict[str, str]:
@@ -87,7 +105,9 @@ def set_up(work: Path) -> None:
 
 def cli(env: dict[str, str], *args: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "chpit_assets", "run", "--langs", "de", *args], env=env, cwd=ROOT, check=True)
+    command = [sys.executable, "-m", "chpit_assets", "run", "--langs", "de", *args]
+    # Its progress goes to stderr: stdout's last line is the figures (benchmarks/common.py).
+    subprocess.run(command, env=env, cwd=ROOT, check=True, stdout=sys.stderr)
     return time.perf_counter() - started
 
 
@@ -118,51 +138,81 @@ def systems_phase(pg_url: str) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=Path, metavar="DIR", help="1 worker, 1 system, 2 items, files under DIR")
+    args = parser.parse_args()
+    counts: tuple[int, ...] = (1, 2)
+    systems: tuple[str, ...] = SYSTEMS
+    limit: list[str] = []
+    if args.smoke:
+        counts, systems, limit = (1,), SYSTEMS[:1], ["--limit", "2"]
+        SlowEndpoint.delay_s = SMOKE_DELAY_S
+        args.smoke.mkdir(parents=True, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", 0), SlowEndpoint)
     Thread(target=server.serve_forever, daemon=True).start()
     endpoint = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    base = Path(tempfile.mkdtemp(prefix="bench-celery-"))
+    base = Path(tempfile.mkdtemp(prefix="bench-celery-", dir=args.smoke))
     built = base / "built"
-    set_up(built)
-    pg_built = database()
-    cli(env_for(built, pg_built), "--systems", "oracle")
-    figures = {}
-    for count in (1, 2):
-        work = base / f"w{count}"
-        set_up(work)
-        shutil.copytree(built / "data", work / "data")
-        pg_url = database()
-        env = env_for(work, pg_url)
-        queue = f"bench-{uuid.uuid4().hex[:8]}"
-        procs = workers(env, queue, count, work / "celery")
-        try:
-            wall = cli(
-                env,
-                *("--systems", ",".join(SYSTEMS), "--model-slug", "bench", "--base-url", endpoint),
-                *("--executor", "celery", "--celery-broker", AMQP, "--celery-queue", queue),
-            )
-        finally:
-            for proc in procs:
-                os.killpg(proc.pid, signal.SIGQUIT)
-                proc.wait(timeout=30)
-        figures[count] = {"wall_s": round(wall, 1), "systems_phase_s": round(systems_phase(pg_url), 1)}
-    server.shutdown()
-    shutil.rmtree(base, ignore_errors=True)
-    ratio = figures[1]["systems_phase_s"] / figures[2]["systems_phase_s"]
-    print(
-        json.dumps(
-            {
-                "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-                "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-                "requests": len(SYSTEMS) * 9,
-                "delay_s": DELAY_S,
-                "workers": figures,
-                "speedup_systems_phase": round(ratio, 2),
-                "speedup_wall": round(figures[1]["wall_s"] / figures[2]["wall_s"], 2),
-            },
-            indent=1,
+    databases: list[str] = []
+    try:
+        if not args.smoke:  # the smoke's one run builds for itself: one backfill instead of two
+            set_up(built)
+            databases.append(database())
+            cli(env_for(built, databases[0]), "--systems", "oracle")
+        figures = {}
+        for count in counts:
+            work = base / f"w{count}"
+            set_up(work)
+            if built.exists():
+                shutil.copytree(built / "data", work / "data")
+            databases.append(database())
+            env = env_for(work, databases[-1])
+            queue = f"bench-{uuid.uuid4().hex[:8]}"
+            procs = workers(env, queue, count, work / "celery")
+            try:
+                wall = cli(
+                    env,
+                    *("--systems", ",".join(systems), "--model-slug", "bench", "--base-url", endpoint, *limit),
+                    *("--executor", "celery", "--celery-broker", AMQP, "--celery-queue", queue),
+                )
+            finally:
+                for proc in procs:
+                    os.killpg(proc.pid, signal.SIGQUIT)
+                    proc.wait(timeout=30)
+            figures[str(count)] = {"wall_s": round(wall, 1), "systems_phase_s": round(systems_phase(databases[-1]), 1)}
+    finally:
+        server.shutdown()
+        for pg_url in databases:
+            drop(pg_url)
+        shutil.rmtree(base, ignore_errors=True)
+    result: dict = {"systems": len(systems), "delay_s": SlowEndpoint.delay_s, "workers": figures}
+    if "2" in figures:
+        one, two = figures["1"], figures["2"]
+        result["speedup_systems_phase"] = round(one["systems_phase_s"] / two["systems_phase_s"], 2)
+        result["speedup_wall"] = round(one["wall_s"] / two["wall_s"], 2)
+    body = "\n".join(
+        [
+            f"{len(systems)} model systems over the German sample's items{' (the first 2)' if limit else ''}, "
+            f"{SlowEndpoint.delay_s} s per request, "
+            "one `run --executor celery` backfill per worker count (issue 22.4).\n",
+            "| workers | whole command s | systems phase s |\n|---|---|---|",
+            *(f"| {n} | {f['wall_s']} | {f['systems_phase_s']} |" for n, f in figures.items()),
+        ]
+        + (
+            [
+                f"\n2 workers over 1: systems phase {result['speedup_systems_phase']}x, "
+                f"whole command {result['speedup_wall']}x."
+            ]
+            if "2" in figures
+            else []
         )
     )
+    print(machine())
+    print(body)
+    if args.write:
+        record(args.write, "Celery: 2 workers over 1", body)
+    emit("bench_celery", result)
 
 
 if __name__ == "__main__":

@@ -6,13 +6,13 @@ Lines are drawn with a fixed seed: both halves of every change, labels at random
 changes in every language (so the pooled rows really are clustered), five model-free systems
 and four modes of one model with a training cutoff.
 
-    .venv/bin/python benchmarks/bench_report.py [--per-lang 500 5000]
+    .venv/bin/python benchmarks/bench_report.py [--per-lang 500 5000] [--write docs/benchmarks.md]
+    .venv/bin/python benchmarks/bench_report.py --smoke DIR     # 10 items per language, seconds
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import random
 import sys
 import time
@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import emit, machine, record  # noqa: E402
 from chpit_assets.report import build_report  # noqa: E402
 
 SYSTEMS = ("oracle", "recite", "cite/current", "cite/pit", "search/pit", "m/closed", "m/current", "m/pit", "m/agentic")
@@ -72,19 +73,29 @@ def scored_lines(per_lang: int, seed: int = 20260825) -> dict[str, list[dict]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-lang", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=Path, metavar="DIR", help="a tiny scale (nothing is written)")
     args = parser.parse_args()
-    print(f"python {platform.python_version()}, {platform.machine()}")
-    for per_lang in args.per_lang:
+    per_langs = [10] if args.smoke else args.per_lang
+    print(machine())
+    lines, figures = [], {}
+    for per_lang in per_langs:
         scored = scored_lines(per_lang)
         t0 = time.perf_counter()
         report = build_report(scored)
         seconds = time.perf_counter() - t0
         pooled = sum(1 for r in report["rows"] if r["ci"]["correct"]["method"] == "cluster bootstrap")
-        print(
+        lines.append(
             f"{3 * per_lang:>6} items x {len(SYSTEMS)} systems: {seconds:6.1f} s "
             f"({len(report['rows'])} rows, {pooled} by the cluster bootstrap, "
             f"{len(report['comparisons'])} comparisons, {len(report['breakdowns'])} breakdown cells)"
         )
+        print(lines[-1], flush=True)
+        figures[f"items_{3 * per_lang}"] = {"seconds": round(seconds, 3), "rows": len(report["rows"])}
+    if args.write:
+        body = "`build_report` on constructed scored lines (issue 25):\n\n" + "\n".join(f"- {x.strip()}" for x in lines)
+        record(args.write, "Report", body)
+    emit("bench_report", figures)
     return 0
 
 

@@ -1,7 +1,9 @@
 """Measure the runs: answers/s with 1, 2 and 4 workers against the local SmolLM2 server, and the
-time to score and report a 1,500-answer run. Prints markdown for docs/perf/runs.md.
+time to score and report a 1,500-answer run. Prints markdown (the record: --write docs/benchmarks.md).
 
     .venv/bin/python benchmarks/bench_runs.py [--answers 8] [--max-tokens 32] [--report-answers 1500]
+        [--write docs/benchmarks.md]
+    .venv/bin/python benchmarks/bench_runs.py --smoke DIR   # 1 worker, 1 answer (+1 warm-up), files under DIR
 
 Offline: the corpus is the shipped Fedlex sample, the model the local server (one llama.cpp slot
 per worker). The 1,500 answers for the scoring figure are real article texts of the sample
@@ -11,16 +13,14 @@ per worker). The 1,500 answers for the scoring figure are real article texts of 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.common import emit, machine, record  # noqa: E402
 from chpit_assets.report import build_report, write_report  # noqa: E402
 from chpit_assets.runs.client import ChatClient, EndpointConfig  # noqa: E402
 from chpit_assets.runs.local_model import LocalModelServer  # noqa: E402
@@ -71,7 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--report-answers", type=int, default=1500)
+    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=Path, metavar="DIR", help="one worker, one answer, every file under DIR")
     args = parser.parse_args(argv)
+    worker_counts: tuple[int, ...] = (1, 2, 4)
+    if args.smoke:
+        args.answers, args.max_tokens, args.report_answers, worker_counts = 1, 8, 30, (1,)
+        args.smoke.mkdir(parents=True, exist_ok=True)
+        tempfile.tempdir = str(args.smoke)  # the sample build, the logs and the server's log
     root = Path(tempfile.mkdtemp(prefix="bench-runs-"))
     sample = build_sample(root)
     base = sample.items["de"]
@@ -81,27 +88,31 @@ def main(argv: list[str] | None = None) -> int:
     ]
 
     rows = []
-    for workers in (1, 2, 4):
+    for workers in worker_counts:
         rate, seconds = answers_per_second(items, workers, args.max_tokens, root)
         rows.append((workers, rate, seconds))
     scored_s, report_s = score_and_report(base, args.report_answers, root)
 
-    load = os.getloadavg()
-    print(f"## Runs: measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC\n")
-    print(
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.\n"
-    )
-    print(
+    lines = [
         f"Local SmolLM2-135M (llama.cpp, 2 threads, one slot per worker), closed mode, {args.answers} answers, "
-        f"max_tokens {args.max_tokens}.\n"
-    )
-    print("| workers | answers/s | seconds | speed-up vs 1 |\n|---|---|---|---|")
-    for workers, rate, seconds in rows:
-        print(f"| {workers} | {rate:.2f} | {seconds:.1f} | {rate / rows[0][1]:.2f}x |")
-    print(
+        f"max_tokens {args.max_tokens}.\n",
+        "| workers | answers/s | seconds | speed-up vs 1 |\n|---|---|---|---|",
+        *(f"| {w} | {rate:.2f} | {seconds:.1f} | {rate / rows[0][1]:.2f}x |" for w, rate, seconds in rows),
         f"\nScore a {args.report_answers}-answer run (scored view, fast scorer): {scored_s:.2f} s; "
-        f"build and write the report (md, json, html): {report_s:.2f} s."
+        f"build and write the report (md, json, html): {report_s:.2f} s.",
+    ]
+    body = "\n".join(lines)
+    print(machine() + "\n")
+    print(body)
+    if args.write:
+        record(args.write, "Runs: answers per second and scoring", body)
+    emit(
+        "bench_runs",
+        {
+            "answers_per_s": {str(w): round(rate, 3) for w, rate, _ in rows},
+            "score_s": round(scored_s, 3),
+            "report_s": round(report_s, 3),
+        },
     )
     return 0
 

@@ -16,6 +16,8 @@ or the script exits 1. ``--verify-all`` additionally checks every remaining
 case against the reference path on all cores (correctness only, untimed).
 
     .venv/bin/python benchmarks/bench_scorer.py [--cases 15000] [--slow-subset 1500] [--verify-all]
+        [--write docs/benchmarks.md]
+    .venv/bin/python benchmarks/bench_scorer.py --smoke DIR     # 60 cases, 20 on the reference path
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import platform
 import random
 import resource
 import sys
@@ -35,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import emit, machine, record  # noqa: E402
 from chpit_assets.akn.parser import parse_edition  # noqa: E402
 from chpit_scorer import partition, score  # noqa: E402
 from chpit_scorer.core import _analyse_cached  # noqa: E402  (to measure cold-cache speed)
@@ -198,8 +200,13 @@ def main() -> int:
     ap.add_argument(
         "--verify-all", action="store_true", help="also check every other case against the reference (all cores)"
     )
+    ap.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
+    ap.add_argument("--smoke", type=Path, metavar="DIR", help="a tiny scale (nothing is written)")
     args = ap.parse_args()
+    if args.smoke:
+        args.cases, args.slow_subset = 60, 20
 
+    print(machine())
     t0 = time.perf_counter()
     cases = build_cases(args.cases, args.seed)
     print(
@@ -252,28 +259,36 @@ def main() -> int:
     for v in quick_all:
         labels[v.label] = labels.get(v.label, 0) + 1
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"machine: {platform.machine()}, {_cpu()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"labels (fast, all cases): {labels}")
-    print(f"reference path, {n_sub:,} cases:            {n_sub / slow_s:10,.1f} cases/s")
-    print(f"fast path, same cases, cold cache:     {n_sub / cold_s:10,.1f} cases/s  ({slow_s / cold_s:,.0f}x)")
-    print(f"fast path, all {len(cases):,}, cold cache:    {len(cases) / all_cold_s:10,.1f} cases/s")
-    print(f"fast path, all {len(cases):,}, pair cache on: {len(cases) / all_warm_s:10,.1f} cases/s")
-    print(f"fast == reference verified on {verified:,} cases; mismatches: {len(mismatches)}")
-    print(f"peak RSS: {peak_mb:,.0f} MB")
+    lines = [
+        f"labels (fast, all cases): {labels}",
+        f"reference path, {n_sub:,} cases: {n_sub / slow_s:,.1f} cases/s",
+        f"fast path, same cases, cold cache: {n_sub / cold_s:,.1f} cases/s ({slow_s / cold_s:,.0f}x)",
+        f"fast path, all {len(cases):,}, cold cache: {len(cases) / all_cold_s:,.1f} cases/s",
+        f"fast path, all {len(cases):,}, pair cache on: {len(cases) / all_warm_s:,.1f} cases/s",
+        f"fast == reference verified on {verified:,} cases; mismatches: {len(mismatches)}",
+        f"peak RSS: {peak_mb:,.0f} MB",
+    ]
+    print("\n".join(lines))
     if mismatches:
         print(f"MISMATCH at cases {mismatches[:20]}", file=sys.stderr)
         return 1
+    if args.write:
+        record(args.write, "Scorer: fast path vs the difflib reference", "\n".join(f"- {x}" for x in lines))
+    emit(
+        "bench_scorer",
+        {
+            "cases": len(cases),
+            "reference_cases_per_s": round(n_sub / slow_s, 1),
+            "fast_cold_cases_per_s": round(n_sub / cold_s, 1),
+            "speedup_cold": round(slow_s / cold_s, 1),
+            "fast_all_cold_cases_per_s": round(len(cases) / all_cold_s, 1),
+            "fast_all_cached_cases_per_s": round(len(cases) / all_warm_s, 1),
+            "verified": verified,
+            "mismatches": len(mismatches),
+            "peak_rss_mb": round(peak_mb),
+        },
+    )
     return 0
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 if __name__ == "__main__":

@@ -16,33 +16,26 @@ from typing import Literal
 import dagster as dg
 from pydantic import PrivateAttr
 
-from chpit_assets.bench.frozen import DEFAULT_FROZEN_DIR
 from chpit_assets.corpus.store import Store, release_held
 from chpit_assets.fedlex.catalog import Catalog, CatalogError, load_sample_catalog
 from chpit_assets.fedlex.sparql import ENDPOINT
+from chpit_assets.layout import DATA_DIR_ENV as DATA_DIR_ENV
+from chpit_assets.layout import FROZEN_DIR_ENV as FROZEN_DIR_ENV
+from chpit_assets.layout import PROJECT_ROOT as PROJECT_ROOT
+from chpit_assets.layout import Layout, project_path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""The repository checkout (the package is installed editable, `pip install -e`)."""
-
-DATA_DIR_ENV = "CHPIT_DATA_DIR"
-FROZEN_DIR_ENV = "CHPIT_FROZEN_DIR"
 SAMPLE_DIR_ENV = "CHPIT_SAMPLE_DIR"
-
-
-def project_path(path: str | Path) -> Path:
-    """An absolute path: relative ones are the project's, whatever the current directory."""
-    path = Path(path)
-    return path if path.is_absolute() else PROJECT_ROOT / path
 
 
 class ChpitStore(dg.ConfigurableResource):
     """The data folder: the DuckDB store and the stable output paths of ARCHITECTURE.md ("Outputs").
 
-    Empty `data_dir` = $CHPIT_DATA_DIR, else the project's `data/`, read each time it is used."""
+    Its paths are its `layout`'s (chpit_assets/layout.py), resolved from this config each time they
+    are used. Empty `data_dir` = $CHPIT_DATA_DIR, else the project's `data/`."""
 
     data_dir: str = ""
-    # B18's record of published items: the build reads it, the gate checks it, an upload grows it.
-    # Empty = $CHPIT_FROZEN_DIR, else the project's committed frozen/; relative = the project's.
+    # B18's record of published items. Empty = $CHPIT_FROZEN_DIR, else the project's committed
+    # frozen/; relative = the project's.
     frozen_dir: str = ""
     # A bounded run's own folder under data/runs/ (issue 23.6): its results and report live there,
     # never beside the full core's. Empty = the full run's data/results/ and data/report/.
@@ -63,17 +56,20 @@ class ChpitStore(dg.ConfigurableResource):
         release_held(self.store_path)
 
     @property
+    def layout(self) -> Layout:
+        return Layout.resolve(self.data_dir, self.frozen_dir, self.run_dir)
+
+    @property
     def root(self) -> Path:
-        return project_path(self.data_dir or os.environ.get(DATA_DIR_ENV) or "data")
+        return self.layout.root
 
     @property
     def frozen_path(self) -> Path:
-        """The frozen record (B18), resolved against the project, never the working directory (issue 23.3)."""
-        return project_path(self.frozen_dir or os.environ.get(FROZEN_DIR_ENV) or DEFAULT_FROZEN_DIR)
+        return self.layout.frozen_path
 
     @property
     def store_path(self) -> Path:
-        return self.root / "chpit.duckdb"
+        return self.layout.store_path
 
     @property
     def store(self) -> Store:
@@ -84,48 +80,41 @@ class ChpitStore(dg.ConfigurableResource):
         return Store(self.store_path, hold=self._hold)
 
     def released_store(self) -> Store:
-        """The store for a step that waits on the network between reads (model runs): what this
-        process holds is closed first, so other processes are not locked out while it waits."""
-        release_held(self.store_path)
-        return Store(self.store_path)
+        return self.layout.released_store()
 
     @property
     def cache_dir(self) -> Path:
-        return self.root / "cache"
+        return self.layout.cache_dir
 
     def built_catalog_path(self, source_id: str) -> Path:
-        """The catalog snapshot the last publication was built from, per Fedlex source (the sensor's baseline)."""
-        return self.cache_dir / f"built-catalog-{source_id}.snapshot"
+        return self.layout.built_catalog_path(source_id)
 
     def staged_catalog_path(self, source_id: str, lang: str) -> Path:
-        """The catalog snapshot the last build of `lang` read; it becomes the baseline once it is published."""
-        return self.cache_dir / f"staged-catalog-{source_id}-{lang}.snapshot"
+        return self.layout.staged_catalog_path(source_id, lang)
 
     @property
     def build_dir(self) -> Path:
-        return self.root / "build"
+        return self.layout.build_dir
 
     @property
     def run_root(self) -> Path:
-        """Where this run's results and report go: the data folder, or a bounded run's own folder."""
-        return self.root / "runs" / self.run_dir if self.run_dir else self.root
+        return self.layout.run_root
 
     @property
     def results_dir(self) -> Path:
-        return self.run_root / "results"
+        return self.layout.results_dir
 
     @property
     def search_dir(self) -> Path:
-        """The search_index files, one SQLite FTS5 file per language (chpit_assets/search)."""
-        return self.root / "search"
+        return self.layout.search_dir
 
     @property
     def report_dir(self) -> Path:
-        return self.run_root / "report"
+        return self.layout.report_dir
 
     @property
     def publish_dir(self) -> Path:
-        return self.root / "publish"
+        return self.layout.publish_dir
 
 
 class FedlexSource(dg.ConfigurableResource):

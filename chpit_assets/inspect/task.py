@@ -274,19 +274,19 @@ def chpit_task(
     limit: int = 0,
 ) -> Task:
     """One mode of the registry over the core split of `lang` (comma-separated for several)."""
-    from chpit_assets.defs.resources import ChpitStore
+    from chpit_assets.layout import Layout
 
     mode_entry(mode)  # an unknown mode fails here, before any sample
-    chpit = ChpitStore(data_dir=data_dir)
+    layout = Layout.resolve(data_dir)
     tools = PitTools(
         # `-T today=2026-09-04` arrives parsed as a date (Inspect reads -T values as YAML)
-        chpit.released_store(),
+        layout.released_store(),
         today=date.fromisoformat(str(today)) if today else None,
-        search_dir=chpit.search_dir,
+        search_dir=layout.search_dir,
     )
     # `-T lang=de,fr` arrives as a list
     langs = [part.strip() for part in (lang if isinstance(lang, list) else str(lang).split(",")) if part.strip()]
-    samples = core_samples(langs, chpit.build_dir, tools, sample_per_lang=sample_per_lang, limit=limit)
+    samples = core_samples(langs, layout.build_dir, tools, sample_per_lang=sample_per_lang, limit=limit)
     return Task(
         dataset=MemoryDataset(samples, name=f"chpit-core-{'-'.join(langs)}"),
         solver=chpit_solver(mode, tools, slug),

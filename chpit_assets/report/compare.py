@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_dir:
         root = Path(args.data_dir)
     else:
-        from chpit_assets.defs.resources import ChpitStore
+        from chpit_assets.layout import Layout
 
-        root = ChpitStore().root
+        root = Layout.resolve().root
     lists = collect_scored(root / "results", root / "build")
     for key in (args.a, args.b):
         if key not in lists:

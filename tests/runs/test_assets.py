@@ -209,10 +209,10 @@ def test_a_models_run_report_holds_no_model_free_system_of_the_same_name(sample,
     """`cite/pit` and `search/pit` logs sit where a `<slug>/pit` log would (results/*/pit/): the
     run-report of the published pit mode is the models' alone (issue 26: the key is parsed, not globbed)."""
     from chpit_assets.defs.resources import ChpitStore
-    from chpit_assets.defs.runs.assets import RunsConfig, write_run_report
     from chpit_assets.pit.tools import PitTools
     from chpit_assets.runs.client import ChatClient, EndpointConfig
     from chpit_assets.runs.runner import results_path, run_items
+    from chpit_assets.runs.stage import RunSettings, write_run_report
     from chpit_assets.runs.systems import build_system
 
     data = _copy(sample, tmp_path)
@@ -224,7 +224,7 @@ def test_a_models_run_report_holds_no_model_free_system_of_the_same_name(sample,
     with ChatClient(EndpointConfig(server.base_url, "vendor/model-a")) as client:
         system = build_system("scripted/pit", tools=tools, clients={"scripted": client})
         run_items(system, items[:3], results_path(chpit.results_dir, "scripted/pit", "de"))
-    report = json.loads(write_run_report(chpit, "pit", RunsConfig(limit=3), {}).read_text())
+    report = json.loads(write_run_report(chpit.layout, "pit", RunSettings(limit=3), {}).read_text())
     # PROTOCOL §8 keys by the model slug (issue 24)
     assert list(report["actual"]) == ["vendor/model-a"] and list(report["estimate"]) == ["vendor/model-a", "total_usd"]
     assert report["actual"]["vendor/model-a"]["answered"] == 3

@@ -13,100 +13,21 @@ before anything is read, whether this run's gate then passes or not.
 """
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import dagster as dg
 
-from chpit_assets.bench.frozen import load_frozen
-from chpit_assets.bench.items import ITEM_CAP
-from chpit_assets.fedlex.catalog_diff import promote_staged
-from chpit_assets.pit.tools import PitTools
-from chpit_assets.publish import (
-    Candidate,
-    CountBounds,
-    GateFailed,
-    GateReport,
-    UploadError,
-    evaluate_gate,
-    hub_target,
-    load_candidate,
-    publish,
-)
-from chpit_assets.publish.folder import published_acts, publisher_lock, recover
-from chpit_assets.publish.last_good import editions_on_last_good_file
-from chpit_assets.publish.oracle import oracle_check
-from chpit_assets.publish.whole_build import errored_lines, failed_editions, unstamped
-from chpit_assets.runs.runner import read_jsonl, scored_path
+from chpit_assets.publish import GateFailed, GateReport, UploadError, stage
 
-from ..partitions import BENCH_LANGS
 from ..resources import ChpitStore, FedlexSource
-from ..runs.checks import oracle_failures
+from .resources import Publication
 
 GROUP = "publish"
-LOCAL_LOAD_NAME = "data/publish"  # the card's load_dataset name without a repo: the folder, from the project root
-
-
-class Publication(dg.ConfigurableResource):
-    """Where and whether to publish, and the gate's count bounds (docs/publishing.md)."""
-
-    repo_id: str = ""  # Hub dataset repo, e.g. "overthelex/ch-pit"; empty = local only
-    token_env: str = "HF_TOKEN"  # the variable NAME holding the token, never the token
-    hub_endpoint: str = ""  # empty = huggingface_hub's default (which honours HF_ENDPOINT)
-    min_items: dict[str, int] = {"de": 1}  # absolute floor per language
-    max_items: int = ITEM_CAP  # per language (B14)
-    max_drop_share: float = 0.01  # a language may lose at most min(this share of the live
-    max_drop_items: int = 25  # publication's items, this many); an act never all of them
-    lock_wait_s: float = 600.0  # how long a second publisher waits for the first
-
-    def bounds(self) -> CountBounds:
-        return CountBounds(dict(self.min_items), self.max_items, self.max_drop_share, self.max_drop_items)
-
-
-def _candidate(chpit: ChpitStore) -> Candidate:
-    return load_candidate(chpit.build_dir, chpit.results_dir, chpit.report_dir, BENCH_LANGS)
-
-
-@contextmanager
-def publishing(chpit: ChpitStore, publication: Publication, log) -> Iterator[None]:
-    """The publisher lock (a second publisher waits, then fails naming the lock), and first of all
-    the repair of what a killed publication left."""
-    with publisher_lock(chpit.publish_dir, publication.lock_wait_s):
-        for line in recover(chpit.publish_dir, chpit.build_dir):
-            log.warning(f"publish: {line}")
-        yield
-
-
-def run_gate(chpit: ChpitStore, publication: Publication) -> tuple[Candidate, GateReport]:
-    """The CRITICAL gate over the current build, against the live publication and the frozen record.
-    Call it inside `publishing`. The oracle looks up every item of this very candidate."""
-    candidate = _candidate(chpit)
-    scored = {}
-    for lang in BENCH_LANGS:
-        path = scored_path(chpit.results_dir, "oracle", lang)
-        scored[lang] = {line["id"] for line in read_jsonl(path)} if path.exists() else set()
-    tools = PitTools(chpit.released_store())
-    with tools.session():
-        published_oracle = oracle_check(candidate.items, tools)
-    report = evaluate_gate(
-        candidate,
-        failed_editions=failed_editions(chpit.released_store()),
-        errored_lines=errored_lines(chpit.results_dir),
-        unstamped=unstamped(candidate.items, chpit.results_dir),
-        oracle_failures=oracle_failures(chpit),
-        oracle_scored_ids=scored,
-        published_oracle=published_oracle,
-        frozen={lang: load_frozen(chpit.frozen_path, lang) for lang in BENCH_LANGS},
-        previous_acts=published_acts(chpit.publish_dir),
-        bounds=publication.bounds(),
-    )
-    return candidate, report
 
 
 def gate_notes(chpit: ChpitStore, gate: GateReport) -> dict:
     """What the gate shows besides pass/fail (on item_counts_in_bounds and hf_dataset): the count changes,
     the editions on their last good file and the sha256 per language of what the oracle checked."""
-    last_good = editions_on_last_good_file(chpit.released_store())
+    last_good = stage.last_good_editions(chpit.layout)
     return {
         "count_changes": offenders_md(gate.count_changes),
         "editions_on_last_good_file": len(last_good),
@@ -123,8 +44,8 @@ def offenders_md(offenders: list[str], limit: int = 50) -> dg.MetadataValue:
 @dg.asset(group_name=GROUP, deps=["core_split", "build_report", "oracle_gate", "report"], kinds={"python"})
 def publish_gate(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.MaterializeResult:
     """The candidate publication; its CRITICAL blocking checks must pass before hf_dataset runs."""
-    candidate = _candidate(chpit)
-    last_good = editions_on_last_good_file(chpit.released_store())
+    candidate = stage.candidate_of(chpit.layout)
+    last_good = stage.last_good_editions(chpit.layout)
     if last_good:
         context.log.warning(f"publish_gate: {len(last_good)} editions on their last good file: {last_good[:5]}")
     return dg.MaterializeResult(
@@ -146,8 +67,9 @@ def hf_dataset(
     context: dg.AssetExecutionContext, chpit: ChpitStore, publication: Publication, fedlex: FedlexSource
 ) -> dg.MaterializeResult:
     """data/publish/: parquet shards per language and split, the dataset card; Hub upload when configured."""
-    with publishing(chpit, publication, context.log):
-        candidate, gate = run_gate(chpit, publication)
+    layout = chpit.layout
+    with stage.publishing(layout, publication.lock_wait_s, context.log.warning):
+        candidate, gate = stage.run_gate(layout, publication.bounds())
         notes = gate_notes(chpit, gate)
         if not gate.passed:
             # The same failure the blocking checks show; raised here too so nothing is published.
@@ -155,18 +77,15 @@ def hf_dataset(
                 description=f"{gate.summary()}; data/publish/ left as it was",
                 metadata={**{o.name: offenders_md(o.offenders) for o in gate.outcomes if not o.passed}, **notes},
             )
-        target, local_reason = hub_target(
-            publication.repo_id, os.environ.get(publication.token_env), publication.token_env, publication.hub_endpoint
-        )
         try:
-            result = publish(
+            result = stage.publish_candidate(
+                layout,
                 candidate,
                 gate,
-                chpit.publish_dir,
-                hub=target,
-                local_reason=local_reason,
-                frozen_dir=chpit.frozen_path,
-                load_name=publication.repo_id or LOCAL_LOAD_NAME,
+                repo_id=publication.repo_id,
+                token=os.environ.get(publication.token_env),
+                token_env=publication.token_env,
+                hub_endpoint=publication.hub_endpoint,
             )
         except GateFailed as exc:
             raise dg.Failure(description=f"{exc}; data/publish/ left as it was", metadata=notes) from exc
@@ -175,11 +94,7 @@ def hf_dataset(
                 description=f"{exc}; {chpit.publish_dir} holds the gated build, the frozen record "
                 "is unchanged; re-run hf_dataset to retry the upload"
             ) from exc
-    # What this publication was built from is now the new-edition sensor's baseline.
-    built = promote_staged(
-        chpit.built_catalog_path(fedlex.source_id),
-        [chpit.staged_catalog_path(fedlex.source_id, lang) for lang in BENCH_LANGS],
-    )
+    built = stage.record_as_built(layout, fedlex.source_id)
     if result.local_reason:
         context.log.warning(f"hf_dataset: {result.local_reason}; written to {result.folder} only")
     else:

@@ -7,10 +7,11 @@ which is what the UI shows for a failed gate.
 
 import dagster as dg
 
-from chpit_assets.publish import CRITICAL_CHECKS
+from chpit_assets.publish import CRITICAL_CHECKS, stage
 
 from ..resources import ChpitStore
-from .assets import Publication, gate_notes, offenders_md, publish_gate, publishing, run_gate
+from .assets import gate_notes, offenders_md, publish_gate
+from .resources import Publication
 
 
 @dg.multi_asset_check(
@@ -20,8 +21,8 @@ from .assets import Publication, gate_notes, offenders_md, publish_gate, publish
     ],
 )
 def publication_gate(context: dg.AssetCheckExecutionContext, chpit: ChpitStore, publication: Publication):
-    with publishing(chpit, publication, context.log):
-        _, gate = run_gate(chpit, publication)
+    with stage.publishing(chpit.layout, publication.lock_wait_s, context.log.warning):
+        _, gate = stage.run_gate(chpit.layout, publication.bounds())
     notes = gate_notes(chpit, gate)
     for outcome in gate.outcomes:
         yield dg.AssetCheckResult(
