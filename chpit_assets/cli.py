@@ -28,6 +28,7 @@ DEFAULT_RUN_SYSTEMS = LOOKUP_MODES  # every system without a model
 EXIT_USAGE = 2  # a bad argument, or a paid run without confirmation (PROTOCOL §7)
 EXIT_SOME_ERRORED = 1  # the pipeline failed, or some items errored (issue 14 item 4)
 EXIT_ALL_ERRORED = 3  # every item asked errored: the endpoint or the settings are broken
+EXIT_INTERRUPTED = 130  # Ctrl-C: the backfill was cancelled (128 + SIGINT, what a shell reports for it)
 BASE_URL_ENV = "CHPIT_MODEL_BASE_URL"  # carries a base URL with credentials past the run storage
 SPARQL_URL_ENV = "CHPIT_SPARQL_URL"  # a mirror or proxy of Fedlex's endpoint
 CELERY_BROKER_ENV = "CHPIT_CELERY_BROKER"
@@ -122,7 +123,7 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
             "nothing half-written; re-run to go on",
             file=sys.stderr,
         )
-        return EXIT_SOME_ERRORED
+        return EXIT_INTERRUPTED
     build_failed = [f for f in outcome.failures if f.kind == BUILD]
     if build_failed:
         # A build failed: each failed step and why, naming the act, edition, file or url.

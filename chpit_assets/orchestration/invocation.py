@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -174,6 +175,28 @@ class ProgressWatch:
             self.bars.close()
 
 
+@contextmanager
+def interrupts_at_once() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt at once, wherever the driver is. Dagster runs each backfill
+    iteration under `asyncio.run`, whose own SIGINT handler only cancels its task at the next await:
+    the iteration went on and, seeing the runs the same Ctrl-C had just failed, could end the
+    backfill COMPLETED_FAILED before it was cancelled. (An ignored SIGINT, `nohup`, stays ignored.)"""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def invoke(
     instance: dg.DagsterInstance,
     subset,
@@ -203,7 +226,7 @@ def invoke(
             say(f"{stage_of(run)}: {verdict} (run {run.run_id})")
 
         interrupted = False
-        with watch:
+        with watch, interrupts_at_once():
             try:
                 status = backfill.drive(instance, backfill_id, done)
             except KeyboardInterrupt:
