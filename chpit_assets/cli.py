@@ -117,6 +117,7 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
     from chpit_assets.orchestration.stages import BUILD, publication_line
 
     if outcome.interrupted:
+        _answers_kept(systems, langs, store)
         kept = sum(r.status.value == "SUCCESS" for r in outcome.runs)
         print(
             f"benchmark: interrupted (backfill {outcome.backfill_id}); {kept} finished stage(s) kept, "
@@ -147,6 +148,21 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
         outputs = "data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}, data/publish/"
     print(f"benchmark: ok (backfill {outcome.backfill_id}); outputs: {outputs}")
     return summary
+
+
+def _answers_kept(systems: list[str], langs: list[str], store) -> None:
+    """After Ctrl-C (issue 23.7): the model answers each log keeps, which a re-run does not ask again.
+    A lookup system's log is not named: it is rewritten whole by its next run."""
+    from chpit_assets.runs.runner import errored, load_log, results_path
+    from chpit_assets.runs.systems import parse_system_key
+
+    for system in systems:
+        for lang in langs:
+            path = results_path(store.results_dir, system, lang)
+            if parse_system_key(system).slug is None or not path.exists():
+                continue
+            answered = sum(not errored(line) for line in load_log(path).values())
+            print(f"  {system} [{lang}]: {answered} answer(s) kept in {path}, not asked again", file=sys.stderr)
 
 
 def _run_summary(instance, systems: list[str], langs: list[str], since: float) -> int:

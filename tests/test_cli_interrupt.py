@@ -74,5 +74,7 @@ def test_ctrl_c_mid_backfill_cancels_it_starts_no_new_call_and_leaves_the_public
         assert latest.status.value == "CANCELED", (latest.status, out, err)
         runs = instance.get_runs(dg.RunsFilter(tags={"dagster/backfill": latest.backfill_id}))
         assert runs and all(r.is_finished for r in runs)
-    kept = (tmp_path / "data" / "results" / "slow" / "closed" / "de.jsonl").read_text().splitlines()
+    log = tmp_path / "data" / "results" / "slow" / "closed" / "de.jsonl"
+    kept = log.read_text().splitlines()
     assert INTERRUPT_AT - 1 <= len(kept) <= INTERRUPT_AT  # the answers before it, and the one in flight if it landed
+    assert f"slow/closed [de]: {len(kept)} answer(s) kept in {log}, not asked again" in err, err

@@ -115,7 +115,14 @@ class Bars:
         with self._lock:
             bar = self._bars.get((run_id, progress.what))
             if bar is None:
-                bar = tqdm(total=progress.total, desc=f"{stage}: {progress.what}", file=self.file, leave=False)
+                # The first count seen may be well along (a fast step): the rate counts from it.
+                bar = tqdm(
+                    total=progress.total,
+                    initial=progress.done,
+                    desc=f"{stage}: {progress.what}",
+                    file=self.file,
+                    leave=False,
+                )
                 self._bars[(run_id, progress.what)] = bar
             bar.total = progress.total
             bar.n = progress.done
@@ -126,11 +133,17 @@ class Bars:
         with self._lock:
             for key in [k for k in self._bars if k[0] == run_id]:
                 self._bars.pop(key).close()
+            # A bar below the first one clears its line and leaves the cursor at its end.
+            self.file.write("\r")
+            self.file.flush()
 
     def write(self, echo: Callable[[str], None], line: str) -> None:
-        """`echo(line)` with the bars lifted off the terminal and drawn again below it."""
+        """`echo(line)` with the bars lifted off the terminal and drawn again below it. Both streams
+        are flushed in turn: the bars' stderr and the lines' stdout share one terminal."""
         with self._lock, tqdm.external_write_mode(file=self.file):
+            self.file.flush()
             echo(line)
+            sys.stdout.flush()
 
     def close(self) -> None:
         for run_id in {k[0] for k in self._bars}:
