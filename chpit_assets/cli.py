@@ -28,6 +28,7 @@ DEFAULT_RUN_SYSTEMS = LOOKUP_MODES  # every system without a model
 EXIT_USAGE = 2  # a bad argument, or a paid run without confirmation (PROTOCOL §7)
 EXIT_SOME_ERRORED = 1  # the pipeline failed, or some items errored (issue 14 item 4)
 EXIT_ALL_ERRORED = 3  # every item asked errored: the endpoint or the settings are broken
+EXIT_INTERRUPTED = 130  # Ctrl-C: the backfill was cancelled (128 + SIGINT, what a shell reports for it)
 BASE_URL_ENV = "CHPIT_MODEL_BASE_URL"  # carries a base URL with credentials past the run storage
 SPARQL_URL_ENV = "CHPIT_SPARQL_URL"  # a mirror or proxy of Fedlex's endpoint
 CELERY_BROKER_ENV = "CHPIT_CELERY_BROKER"
@@ -116,13 +117,14 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
     from chpit_assets.orchestration.stages import BUILD, publication_line
 
     if outcome.interrupted:
+        _answers_kept(systems, langs, store)
         kept = sum(r.status.value == "SUCCESS" for r in outcome.runs)
         print(
             f"benchmark: interrupted (backfill {outcome.backfill_id}); {kept} finished stage(s) kept, "
             "nothing half-written; re-run to go on",
             file=sys.stderr,
         )
-        return EXIT_SOME_ERRORED
+        return EXIT_INTERRUPTED
     build_failed = [f for f in outcome.failures if f.kind == BUILD]
     if build_failed:
         # A build failed: each failed step and why, naming the act, edition, file or url.
@@ -146,6 +148,21 @@ def _outcome_exit(outcome, instance, systems: list[str], langs: list[str], start
         outputs = "data/chpit.duckdb, data/build/, data/results/, data/report/report.{md,json,html}, data/publish/"
     print(f"benchmark: ok (backfill {outcome.backfill_id}); outputs: {outputs}")
     return summary
+
+
+def _answers_kept(systems: list[str], langs: list[str], store) -> None:
+    """After Ctrl-C (issue 23.7): the model answers each log keeps, which a re-run does not ask again.
+    A lookup system's log is not named: it is rewritten whole by its next run."""
+    from chpit_assets.runs.runner import errored, load_log, results_path
+    from chpit_assets.runs.systems import parse_system_key
+
+    for system in systems:
+        for lang in langs:
+            path = results_path(store.results_dir, system, lang)
+            if parse_system_key(system).slug is None or not path.exists():
+                continue
+            answered = sum(not errored(line) for line in load_log(path).values())
+            print(f"  {system} [{lang}]: {answered} answer(s) kept in {path}, not asked again", file=sys.stderr)
 
 
 def _run_summary(instance, systems: list[str], langs: list[str], since: float) -> int:

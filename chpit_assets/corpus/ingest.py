@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -154,6 +154,7 @@ def store_editions(
     fetched: Sequence[FetchedEdition],
     *,
     refetch: Refetch | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
     """Parse what was fetched for `lang` and replace that language's rows in the store atomically.
 
@@ -161,7 +162,8 @@ def store_editions(
     version are unchanged keep their stored articles; the rest are parsed and inserted in batches.
     Every file is checked against its sha256 as it is read for a parse (issue 23 item 1); one that
     changed in the cache is fetched again with `refetch` (live), or without it fails at stage
-    'cache' naming the file (it was moved aside, so the next run fetches it anew).
+    'cache' naming the file (it was moved aside, so the next run fetches it anew). `progress`
+    hears (editions parsed, editions to parse) before the first parse and after each (issue 23.8).
     """
     catalog = catalog.for_lang(lang)
     report = IngestReport(lang=lang, acts=len(catalog.acts), editions=len(catalog.editions))
@@ -213,7 +215,7 @@ def store_editions(
         gone = sorted(set(previous) - {r["version_id"] for r in version_rows})
         con.execute("DELETE FROM ch_act_article WHERE list_contains(?, version_id)", [gone])
         batch: dict[str, list] = {name: [] for name in ARTICLE_SCHEMA}
-        for row, act, edition, got, last_good in to_parse:
+        for row, act, edition, got, last_good in _counted(to_parse, progress):
             where = f"SR {act.sr_number} {edition.consolidation} [{lang}] {edition.file_url}"
             try:
                 data, got = _read_for_parse(got, edition, refetch, where)
@@ -280,6 +282,17 @@ def store_editions(
     report.articles = sum(r["n_articles"] or 0 for r in version_rows if r["stage"] == PARSED)
     report.data_version = data_version(version_rows)
     return report
+
+
+def _counted(items: list, progress: Callable[[int, int], None] | None) -> Iterator:
+    """`items`, telling `progress` how many are done before the first and after each one's turn."""
+    if progress is None or not items:
+        yield from items
+        return
+    progress(0, len(items))
+    for n, item in enumerate(items, 1):
+        yield item
+        progress(n, len(items))
 
 
 def _read_for_parse(

@@ -41,8 +41,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,12 +333,16 @@ class EditionDownloader(FedlexHttpUser):
         concurrency: int = 4,
         retry: RetryPolicy = RetryPolicy(),
         sleep: Sleep = time.sleep,
+        progress: Callable[[int, int], None] | None = None,
     ):
+        """`progress` hears (editions fetched, editions to fetch) before the first fetch and after
+        each one (issue 23.8); cache hits are not counted, they cost nothing."""
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         super().__init__(http, timeout, retry, sleep)
         self.cache = EditionCache(cache_dir)
         self.concurrency = concurrency
+        self.progress = progress or (lambda done, total: None)
 
     def download(self, catalog: Catalog, editions: Iterable[CatalogEdition] | None = None) -> list[DownloadResult]:
         """One result per edition (default: every edition of `catalog`), in input order."""
@@ -367,15 +371,20 @@ class EditionDownloader(FedlexHttpUser):
         return results  # type: ignore[return-value]
 
     def _fetch_missing(self, todo: list[CatalogEdition], missing: list[int], results: list, acts: dict) -> None:
+        if not missing:
+            return
+        self.progress(0, len(missing))
         if self.concurrency == 1 or len(missing) <= 1:
-            for i in missing:
+            for n, i in enumerate(missing, 1):
                 results[i] = self._one(todo[i], acts.get(todo[i].act_eli))
+                self.progress(n, len(missing))
             return
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="fedlex-download")
-        futures = {i: pool.submit(self._one, todo[i], acts.get(todo[i].act_eli)) for i in missing}
+        futures = {pool.submit(self._one, todo[i], acts.get(todo[i].act_eli)): i for i in missing}
         try:
-            for i, future in futures.items():
-                results[i] = future.result()
+            for n, future in enumerate(as_completed(futures), 1):
+                results[futures[future]] = future.result()
+                self.progress(n, len(missing))
         except BaseException:
             # Ctrl-C or a bug: stop queued work instead of finishing the whole batch first.
             pool.shutdown(wait=True, cancel_futures=True)

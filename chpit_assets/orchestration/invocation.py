@@ -6,6 +6,10 @@ backfill and process it waits for, then goes on. A backfill whose driver died (k
 shell) is cancelled by the next driver before it submits its own, so two invocations never race
 for the same partitions. Ctrl-C cancels the backfill (Dagster terminates its runs), waits for it to
 settle and reports what was kept.
+
+On a terminal the steps' progress (issue 23.8: each model answer, each edition fetched or parsed)
+is drawn as one bar per running step: the steps log it in their own processes (`stages.Progress`),
+and a thread of this one reads it from the event log while the backfill is driven.
 """
 
 from __future__ import annotations
@@ -13,16 +17,21 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import socket
+import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import dagster as dg
+from tqdm import tqdm
 
 from . import backfill
-from .stages import StageFailure, failures_of, stage_of
+from .stages import Progress, StageFailure, failures_of, progress_since, stage_of
 
 DRIVER_TAG = "chpit/driver"
 LOCK_NAME = "chpit-driver.lock"
@@ -93,6 +102,113 @@ def cancel_orphans(instance: dg.DagsterInstance, echo: Callable[[str], None]) ->
     return orphans
 
 
+class Bars:
+    """One tqdm bar per (step, what it counts), drawn from the `Progress` its run logged."""
+
+    def __init__(self, file: IO[str]):
+        self.file = file
+        self._bars: dict[tuple[str, str], tqdm] = {}
+        self._lock = threading.Lock()
+
+    def show(self, run_id: str, stage: str, progress: Progress) -> None:
+        with self._lock:
+            bar = self._bars.get((run_id, progress.what))
+            if bar is None:
+                # The first count seen may be well along (a fast step): the rate counts from it.
+                bar = tqdm(
+                    total=progress.total,
+                    initial=progress.done,
+                    desc=f"{stage}: {progress.what}",
+                    file=self.file,
+                    leave=False,
+                )
+                self._bars[(run_id, progress.what)] = bar
+            bar.total = progress.total
+            bar.n = progress.done
+            bar.refresh()
+
+    def end(self, run_id: str) -> None:
+        """A run ended: its bars go (its stage line follows)."""
+        with self._lock:
+            for key in [k for k in self._bars if k[0] == run_id]:
+                self._bars.pop(key).close()
+            # A bar below the first one clears its line and leaves the cursor at its end.
+            self.file.write("\r")
+            self.file.flush()
+
+    def write(self, echo: Callable[[str], None], line: str) -> None:
+        """`echo(line)` with the bars lifted off the terminal and drawn again below it. Both streams
+        are flushed in turn: the bars' stderr and the lines' stdout share one terminal."""
+        with self._lock, tqdm.external_write_mode(file=self.file):
+            self.file.flush()
+            echo(line)
+            sys.stdout.flush()
+
+    def close(self) -> None:
+        for run_id in {k[0] for k in self._bars}:
+            self.end(run_id)
+
+
+class ProgressWatch:
+    """Reads the progress lines of a backfill's runs from the event log, for `Bars`."""
+
+    def __init__(self, instance: dg.DagsterInstance, backfill_id: str, bars: Bars):
+        self.instance, self.backfill_id, self.bars = instance, backfill_id, bars
+        self._cursors: dict[str, str | None] = {}
+        self._ended: set[str] = set()
+
+    def poll(self) -> None:
+        for run in backfill.runs_of(self.instance, self.backfill_id):
+            if run.run_id in self._ended:
+                continue
+            lines, self._cursors[run.run_id] = progress_since(self.instance, run.run_id, self._cursors.get(run.run_id))
+            if run.is_finished:
+                self._ended.add(run.run_id)
+                self.bars.end(run.run_id)
+            elif lines:
+                self.bars.show(run.run_id, stage_of(run), lines[-1])
+
+    @contextmanager
+    def running(self, interval: float = backfill.DRIVE_SECONDS) -> Iterator[None]:
+        """Poll in a thread of its own while the body drives the backfill."""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(interval):
+                self.poll()
+
+        thread = threading.Thread(target=loop, name="chpit-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            self.bars.close()
+
+
+@contextmanager
+def interrupts_at_once() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt at once, wherever the driver is. Dagster runs each backfill
+    iteration under `asyncio.run`, whose own SIGINT handler only cancels its task at the next await:
+    the iteration went on and, seeing the runs the same Ctrl-C had just failed, could end the
+    backfill COMPLETED_FAILED before it was cancelled. (An ignored SIGINT, `nohup`, stays ignored.)"""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def invoke(
     instance: dg.DagsterInstance,
     subset,
@@ -101,8 +217,10 @@ def invoke(
     run_config: Mapping,
     title: str,
     echo: Callable[[str], None] = print,
+    progress: IO[str] | None = sys.stderr,
 ) -> Outcome:
-    """Submit one backfill over `subset` (an asset-graph subset) and drive it; the outcome says how it ended."""
+    """Submit one backfill over `subset` (an asset-graph subset) and drive it; the outcome says how it
+    ended. Progress bars are drawn on `progress` when it is a terminal (nothing otherwise)."""
     home = Path(instance.root_directory)
     with driver_lock(home, echo) as lock:
         cancel_orphans(instance, echo)
@@ -111,19 +229,23 @@ def invoke(
         )
         _note_holder(lock, backfill_id)
         echo(f"backfill {backfill_id}: {title}")
+        bars = Bars(progress) if progress is not None and progress.isatty() else None
+        say = (lambda line: bars.write(echo, line)) if bars is not None else echo
+        watch = ProgressWatch(instance, backfill_id, bars).running() if bars is not None else nullcontext()
 
         def done(run: dg.DagsterRun) -> None:
             verdict = "ok" if run.status == dg.DagsterRunStatus.SUCCESS else "FAILED"
-            echo(f"{stage_of(run)}: {verdict} (run {run.run_id})")
+            say(f"{stage_of(run)}: {verdict} (run {run.run_id})")
 
         interrupted = False
-        try:
-            status = backfill.drive(instance, backfill_id, done)
-        except KeyboardInterrupt:
-            interrupted = True
-            echo(f"interrupted: cancelling backfill {backfill_id} (a second Ctrl-C stops at once)")
-            backfill.cancel(instance, backfill_id)
-            status = backfill.drive(instance, backfill_id, done)
+        with watch, interrupts_at_once():
+            try:
+                status = backfill.drive(instance, backfill_id, done)
+            except KeyboardInterrupt:
+                interrupted = True
+                say(f"interrupted: cancelling backfill {backfill_id} (a second Ctrl-C stops at once)")
+                backfill.cancel(instance, backfill_id)
+                status = backfill.drive(instance, backfill_id, done)
         runs = sorted(backfill.runs_of(instance, backfill_id), key=lambda r: r.run_id)
         failures = failures_of(instance, runs)
         if status != SUCCESS and not failures and not interrupted:

@@ -3,11 +3,15 @@ failure as a typed record (the failed step or check, the innermost error's class
 
 Nothing here parses a string Dagster wrote for people: the stage comes from the run's asset
 selection and partition, the failure from the STEP_FAILURE and ASSET_CHECK_EVALUATION events.
+Progress during a long step (issue 23.8) is a log line in the one format `Progress` writes and
+reads back, so the Dagster UI shows it in the run's logs and the CLI's driver draws it as a bar.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import dagster as dg
@@ -134,3 +138,65 @@ def publication_line(instance: dg.DagsterInstance, runs: Sequence[dg.DagsterRun]
     if meta is None:
         return ""
     return f"hf_dataset: ok, published {meta['path']} ({meta['upload']})"
+
+
+PROGRESS_EVERY_S = 1.0
+"""A long step logs its progress at most once a second (and at its start and end): a 4,000-edition
+parse or a 500-item model run adds a few hundred lines to the event log, not one per item."""
+_PROGRESS = re.compile(r"progress: (?P<done>[0-9,]+)/(?P<total>[0-9,]+) (?P<what>\S.*)")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far one long step is: `progress: 120/500 answered`, `progress: 1,200/4,013 editions parsed`."""
+
+    what: str  # what is counted: "answered", "editions fetched", "editions parsed"
+    done: int
+    total: int
+
+    def message(self) -> str:
+        return f"progress: {self.done:,}/{self.total:,} {self.what}"
+
+    @classmethod
+    def of(cls, message: str) -> Progress | None:
+        """The progress a log message reports, or None for any other message."""
+        found = _PROGRESS.fullmatch(message)
+        if found is None:
+            return None
+        return cls(found["what"], int(found["done"].replace(",", "")), int(found["total"].replace(",", "")))
+
+
+class ProgressLog:
+    """A step's `progress(done, total)` callback that writes `Progress` lines to `log` (a run's
+    `context.log.info`) at most every `every` seconds, and always for the first and the last count."""
+
+    def __init__(
+        self,
+        log: Callable[[str], object],
+        what: str,
+        *,
+        every: float = PROGRESS_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self._log, self._what, self._every, self._clock = log, what, every, clock
+        self._last: float | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self._clock()
+        if self._last is None or done >= total or now - self._last >= self._every:
+            self._last = now
+            self._log(Progress(self._what, done, total).message())
+
+
+def progress_since(
+    instance: dg.DagsterInstance, run_id: str, cursor: str | None = None
+) -> tuple[list[Progress], str | None]:
+    """The progress lines a run logged after `cursor` (None: from its start), and the cursor to go on from."""
+    found = instance.get_records_for_run(run_id, cursor=cursor)
+    lines = [
+        progress
+        for record in found.records
+        if record.event_log_entry.dagster_event is None
+        and (progress := Progress.of(record.event_log_entry.user_message)) is not None
+    ]
+    return lines, found.cursor or cursor

@@ -322,9 +322,11 @@ def run_items(
     new_run: bool = False,
     on_line: Callable[[dict], None] | None = None,
     repeats: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RunSummary:
     """Answer every item not yet answered in `path`, appending one scored line per item; with
-    `repeats` > 1 every item is asked that many times, repeat 0 of every item first.
+    `repeats` > 1 every item is asked that many times, repeat 0 of every item first. `progress`
+    hears (lines written, lines to write) before the first call and after each line (issue 23.8).
 
     Ctrl-C (or any exception in the caller's thread) stops the run: no new call starts, lines of
     the calls in flight are still written, and the exception propagates (PROTOCOL §7)."""
@@ -363,6 +365,8 @@ def run_items(
                 summary.cost_usd += line["cost_usd"]
                 if on_line:
                     on_line(line)
+                if progress:
+                    progress(summary.asked, len(pending))
         except BaseException:
             stop.set()  # the log cannot be written: start nothing more
             raise
@@ -372,6 +376,8 @@ def run_items(
     # Items are handed out one free worker at a time, so an interrupt (which Python raises in this
     # thread, while it waits for a slot) leaves nothing queued that could still start.
     slots = threading.Semaphore(max(1, workers))
+    if progress:
+        progress(0, len(pending))
     with open(path, "a", encoding="utf-8") as log, ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         futures = []
         try:

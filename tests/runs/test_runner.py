@@ -107,6 +107,17 @@ def test_a_rerun_skips_answered_ids_and_asks_the_errored_ones_again(sample, tmp_
     assert run_items(_closed(server), items, path).asked == 0
 
 
+def test_progress_counts_the_lines_this_run_writes_errored_ones_too(sample, tmp_path, scripted):
+    """Issue 23.8: (lines written, lines to write) before the first call and after each line, over
+    what this run asks: a resumed run counts only what is left."""
+    items = _items(sample, 4)
+    server = scripted(lambda body: (500, "boom") if _question_id(body) == "Q1" else (200, completion("1 Text.")))
+    path, heard = tmp_path / "c.jsonl", []
+    run_items(_closed(server), items[:2], path)  # Q0 answered, Q1 errored
+    run_items(_closed(server), items, path, workers=2, progress=lambda done, total: heard.append((done, total)))
+    assert heard == [(0, 3), (1, 3), (2, 3), (3, 3)]  # Q1 again, Q2, Q3
+
+
 def _line(i: str, error: str | None, answer: str) -> dict:
     return {"id": i, "error": error, "answer": answer}
 
