@@ -106,7 +106,7 @@ def spend_estimate(
     refuses with SpendNotConfirmedError before any call): per paid system the published estimate
     object `{<model slug>: {items, input_tokens, output_tokens, usd}, total_usd}` (for stdout), and
     the refusal naming the systems and what confirms (for stderr)."""
-    from chpit_assets.defs.runs.assets import ModelEndpoint
+    from chpit_assets.defs.runs.resources import ModelEndpoint
     from chpit_assets.runs.client import EndpointConfig, dry_run_estimate, estimate_cost
 
     paid = model_systems(systems)

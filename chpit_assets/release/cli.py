@@ -80,7 +80,7 @@ def _print_report(paths: dict) -> None:
 def run_on_release(langs: list[str], systems: list[str], model_config: dict, runs_config: dict) -> int:
     """`run --items SPEC`: the systems on the release's core (release.run.run_release), then the report."""
     from chpit_assets.defs.resources import ChpitStore
-    from chpit_assets.defs.runs.assets import ModelEndpoint
+    from chpit_assets.defs.runs.resources import ModelEndpoint
     from chpit_assets.pit.tools import PitTools
     from chpit_assets.runs.client import dry_run_estimate
     from chpit_assets.runs.errors import RunError, SpendNotConfirmedError

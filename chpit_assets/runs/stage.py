@@ -193,6 +193,7 @@ def run_partition(
     workers: int,
     model_settings: dict,
     echo: Callable[[str], None],
+    progress: Callable[[int, int], None] | None = None,
 ) -> PartitionRun:
     """data/results/{system}/{lang}.jsonl: one line per asked core item, resumable, with receipts (R3,
     PROTOCOL §7); the items are read and the log prepared before any model server is started."""
@@ -225,6 +226,7 @@ def run_partition(
                     retry_errors=settings.retry_errors,
                     new_run=settings.new_run,
                     repeats=repeats,
+                    progress=progress,
                 )
         finally:
             client = getattr(system, "client", None)

@@ -43,7 +43,8 @@ def test_a_bad_release_fails_the_materialisation_naming_the_file(hub, published,
 
 def test_release_results_runs_a_system_on_the_pulled_release_and_reports(hub, root):
     from chpit_assets.defs.release.assets import release_results
-    from chpit_assets.defs.runs.assets import ModelEndpoint, register_systems
+    from chpit_assets.defs.runs.assets import register_systems
+    from chpit_assets.defs.runs.resources import ModelEndpoint
 
     with dg.instance_for_test() as instance:
         register_releases(instance, [REVISION])

@@ -10,7 +10,7 @@ from collections import Counter
 import dagster as dg
 import pytest
 
-from chpit_assets.defs.runs.assets import ModelEndpoint
+from chpit_assets.defs.runs.resources import ModelEndpoint
 from chpit_assets.report.compare import main as compare
 from chpit_assets.runs.runner import load_repeats, log_status, read_log, run_items
 from tests.dagster_defs import defs_for, run_benchmark

@@ -10,6 +10,7 @@ from chpit_assets.fedlex.catalog_diff import Snapshot
 from chpit_assets.fedlex.download import DownloadResult, EditionDownloader, download_editions
 from chpit_assets.files import write_atomic
 from chpit_assets.markdown import table
+from chpit_assets.orchestration.stages import ProgressLog
 
 from ..metadata import data_version
 from ..partitions import lang_partitions
@@ -55,7 +56,12 @@ def fedlex_editions(
     context: dg.AssetExecutionContext, fedlex_catalog: Catalog, chpit: ChpitStore, fedlex: FedlexSource
 ) -> dg.Output[list[DownloadResult]]:
     """Every edition's XML file in the content-addressed cache, validated against the catalog."""
-    results = download_editions(fedlex_catalog, chpit.cache_dir, concurrency=fedlex.download_concurrency)
+    results = download_editions(
+        fedlex_catalog,
+        chpit.cache_dir,
+        concurrency=fedlex.download_concurrency,
+        progress=ProgressLog(context.log.info, "editions fetched"),
+    )
     stages: dict[str, int] = {}
     for r in results:
         stages[r.stage] = stages.get(r.stage, 0) + 1
@@ -94,6 +100,7 @@ def parsed_articles(
             context.partition_key,
             fedlex_editions,
             refetch=(lambda e: downloader.refetch(fedlex_catalog, e)) if fedlex.mode == "live" else None,
+            progress=ProgressLog(context.log.info, "editions parsed"),
         )
     preview = chpit.store.frame(
         """SELECT c.sr_number, c.abbreviation, v.date_applicability, a.article_number, left(a.text, 120) AS text

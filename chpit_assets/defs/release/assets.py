@@ -18,7 +18,8 @@ from chpit_assets.release.run import run_release
 from chpit_assets.runs.systems import parse_system_key
 
 from ..resources import ChpitStore
-from ..runs.assets import ModelEndpoint, systems_partitions
+from ..runs.assets import systems_partitions
+from ..runs.resources import ModelEndpoint
 
 GROUP = "release"
 RELEASES_AXIS = "releases"

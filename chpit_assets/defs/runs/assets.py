@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
+from chpit_assets.orchestration.stages import ProgressLog
 from chpit_assets.runs import stage
 from chpit_assets.runs.runner import scored_path
 from chpit_assets.runs.systems import parse_system_key
@@ -18,8 +19,7 @@ from chpit_assets.runs.systems import parse_system_key
 from ..metadata import data_version
 from ..partitions import lang_partitions
 from ..resources import ChpitStore
-from .resources import ModelEndpoint as ModelEndpoint  # also imported from here (orchestration, release CLI)
-from .resources import RunsConfig
+from .resources import ModelEndpoint, RunsConfig
 
 GROUP = "runs"
 
@@ -82,6 +82,7 @@ def results(
         workers=model.workers,
         model_settings=model.settings(),
         echo=context.log.warning,
+        progress=ProgressLog(context.log.info, "answered"),
     )
     if run.run_report is not None:
         context.log.info(f"{run.run_report} rewritten")
