@@ -388,3 +388,24 @@ def test_latency_excludes_the_back_off_between_retries(sample, tmp_path, scripte
     line = json.loads((tmp_path / "c.jsonl").read_text())
     assert waits == [1.0, 2.0] and line["retries"] == 2 and "error" not in line
     assert line["latency_s"] < 0.3 and line["call_log"][0]["latency_s"] < 0.3
+
+
+def test_a_model_systems_lines_are_fsynced_one_by_one_and_a_lookups_once(
+    sample, tmp_path, scripted, tools, monkeypatch
+):
+    # Issue 27.4: a paid call's line is durable before the next call (a kill loses at most the calls in
+    # flight); a lookup's log is deleted before every run and costs nothing to redo, so one fsync at the end.
+    import chpit_assets.runs.runner as runner
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(runner.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    items = _items(sample, 3)
+    server = scripted(lambda body: (200, completion("1 Irgendein Text.")))
+    run_items(_closed(server), items, tmp_path / "model.jsonl")
+    assert len(synced) == len(items) + 1
+    synced.clear()
+    with tools.session():
+        run_items(build_system("oracle", tools=tools), items, tmp_path / "oracle.jsonl")
+    assert len(synced) == 1
+    assert len(load_log(tmp_path / "oracle.jsonl")) == len(items)
