@@ -59,10 +59,12 @@ daemon: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 # (git-ignored) that bench_search then indexes and bench_free_systems answers from, so it runs first.
 BENCH_RECORD ?= docs/benchmarks.md
 BENCH_CORPUS ?= data/synthetic
+# bench_free_systems measures two checkouts side by side (e.g. BENCH_BASELINE=../main); by default this one twice.
+BENCH_BASELINE ?= .
 bench: $(STAMP)
 	nice $(PY) benchmarks/bench_scale.py --corpus $(BENCH_CORPUS) --write $(BENCH_RECORD)
 	nice $(PY) benchmarks/bench_search.py --corpus $(BENCH_CORPUS) --write $(BENCH_RECORD)
-	nice $(PY) benchmarks/bench_free_systems.py --corpus $(BENCH_CORPUS) --write $(BENCH_RECORD)
+	nice $(PY) benchmarks/bench_free_systems.py --corpus $(BENCH_CORPUS) --baseline $(BENCH_BASELINE) --write $(BENCH_RECORD)
 	nice $(PY) benchmarks/bench_parse.py --write $(BENCH_RECORD)
 	nice $(PY) benchmarks/bench_scorer.py --write $(BENCH_RECORD)
 	nice $(PY) benchmarks/bench_builder.py --write $(BENCH_RECORD)

@@ -54,10 +54,12 @@ def data(sample_data, tmp_path) -> Path:
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path):
     """No test may find a real token and reach the Hub, nor let `datasets` write to ~ (the frozen
-    record is the test's own: tests/conftest.py sets $CHPIT_FROZEN_DIR)."""
+    record is the test's own: tests/conftest.py sets $CHPIT_FROZEN_DIR). Not HF_HUB_OFFLINE:
+    huggingface_hub reads it once, when first imported, which is now at the first upload or pull
+    (issue 27.2), so setting it here would turn the loopback Hub of every later test in this
+    process away; every upload and pull of the tests names that loopback Hub's endpoint."""
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
 
 
