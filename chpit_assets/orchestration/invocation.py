@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import signal
-import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -31,6 +29,7 @@ import dagster as dg
 from tqdm import tqdm
 
 from . import backfill
+from .processes import local_pid, process_alive, process_tag
 from .stages import Progress, StageFailure, failures_of, progress_since, stage_of
 
 DRIVER_TAG = "chpit/driver"
@@ -52,7 +51,7 @@ class Outcome:
 
 
 def driver_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return process_tag()
 
 
 @contextmanager
@@ -76,16 +75,8 @@ def _note_holder(lock: Path, backfill_id: str) -> None:
 
 
 def _driver_alive(tag: str) -> bool:
-    host, _, pid = tag.partition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True  # another machine's driver: not ours to judge
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    pid = local_pid(tag)
+    return pid is None or process_alive(pid)  # another machine's driver is not ours to judge
 
 
 def cancel_orphans(instance: dg.DagsterInstance, echo: Callable[[str], None]) -> list[str]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +42,8 @@ from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, 
 from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 from dagster._utils.interrupts import setup_interrupt_handlers
+
+from .processes import local_pid, process_alive, process_tag
 
 WORKER_TAG = "chpit/worker"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -88,20 +89,6 @@ def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
     execute_run_command.callback(input_json=args_json, compressed_input_json=None)  # type: ignore[misc]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
 class ForkingRunLauncher(RunLauncher, ConfigurableClass):
     """`run_launcher: {module: chpit_assets.orchestration.launcher, class: ForkingRunLauncher}`."""
 
@@ -145,20 +132,15 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         # Only unfinished runs' workers are asked about (monitoring, join); is_alive() reaps the rest.
         self._workers = {r: w for r, w in self._workers.items() if w.is_alive()}
         self._workers[run.run_id] = worker
-        self._instance.add_run_tags(run.run_id, {WORKER_TAG: f"{socket.gethostname()}:{worker.pid}"})
-
-    def _worker_pid(self, run: dg.DagsterRun) -> int | None:
-        """The run's worker pid on this machine, or None if it was started elsewhere or not at all."""
-        host, _, pid = run.tags.get(WORKER_TAG, "").rpartition(":")
-        return int(pid) if pid.isdigit() and host == socket.gethostname() else None
+        self._instance.add_run_tags(run.run_id, {WORKER_TAG: process_tag(worker.pid)})
 
     def terminate(self, run_id: str) -> bool:
         run = self._instance.get_run_by_id(run_id)
         if run is None or run.is_finished:
             return False
         self._instance.report_run_canceling(run)
-        pid = self._worker_pid(run)
-        if pid is None or not _alive(pid):
+        pid = local_pid(run.tags.get(WORKER_TAG, ""))
+        if pid is None or not process_alive(pid):
             self._instance.report_engine_event(f"no live worker process to interrupt for run {run_id}", run)
             return False
         os.kill(pid, signal.SIGINT)
@@ -173,10 +155,10 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         if worker is not None:
             alive = worker.is_alive()  # also reaps it
         else:
-            pid = self._worker_pid(run)
+            pid = local_pid(run.tags.get(WORKER_TAG, ""))
             if pid is None:
                 return CheckRunHealthResult(WorkerStatus.UNKNOWN, f"run {run.run_id}: worker on another host")
-            alive = _alive(pid)
+            alive = process_alive(pid)
         if alive:
             return CheckRunHealthResult(WorkerStatus.RUNNING)
         return CheckRunHealthResult(
