@@ -3,13 +3,15 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
+# The compiled walk is built by the install, so its source and build script are part of the stamp too.
+BUILD_INPUTS := pyproject.toml Makefile setup.py chpit_assets/akn/flatten.pyx
+STAMP  := $(VENV)/.installed-$(shell cat $(BUILD_INPUTS) | sha256sum | cut -c1-12)
 
 export DAGSTER_HOME := $(CURDIR)/data/dagster_home
 
 .PHONY: run test test-fast lint dev daemon bench clean
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): $(BUILD_INPUTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,inspect]'

@@ -91,10 +91,10 @@ def _refuse_unverbatim(root: etree._Element, data: bytes, where: str) -> None:
     """Raise NotVerbatim for what the text extraction would not keep verbatim (issue 23 item 2).
 
     Entities are never expanded (resolve_entities=False), and an entity reference left in the tree
-    has no text of its own to the stylesheet: its words would silently be missing. Entities exist
+    has no text of its own to the extraction: its words would silently be missing. Entities exist
     only with a DOCTYPE (an undeclared one is a well-formedness error), so any DOCTYPE is refused,
     naming the entities it declares. A processing instruction inside the document has no text to
-    the stylesheet either; Fedlex writes none (the shipped sample has only the XML declaration).
+    the extraction either; Fedlex writes none (the shipped sample has only the XML declaration).
     Comments are stripped at parse and the text around them is kept as is; CDATA becomes text."""
     docinfo = root.getroottree().docinfo
     dtd = docinfo.internalDTD

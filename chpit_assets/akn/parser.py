@@ -15,10 +15,11 @@ spaces included. Only what is not wording is left out: footnotes
 space) and white space at the ends of a line (Fedlex puts a no-break space
 between a paragraph number and its text in some editions and not in others).
 
-How: one XSLT pass (libxslt, in C) flattens every article of the body into a
-string with private-use separators; Python then only splits it. Walking the tree
-element by element from Python cost five times the XML parse itself; this keeps
-extraction within about 2x of a bare parse (benchmarks/bench_parse.py).
+How: a compiled walk over libxml2's nodes (`flatten.pyx`, through lxml's public C API)
+reads each article's fields and lays out its lines in one pass; Python only makes
+the records. The XSLT stylesheet and Python line joiner it replaced were about 2x
+a bare parse; they stay in the tests as the layout's specification, and the walk
+must match them on every real file and on generated trees (docs/perf/parse.md).
 
 Article key: (e_id, occurrence). Fedlex repeats eIds within one edition (the Civil
 Code's final title reproduces old-law articles under the current ones' eIds,
@@ -37,8 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from lxml import etree
-
+from . import flatten
 from .errors import AknError, EmptyArticle
 from .identity import EditionIdentity, parse_xml, read_identity
 
@@ -46,72 +46,11 @@ PARSER_VERSION = "3"
 """Bump when the text layout or what ingest stores from a file changes: stored editions parsed by
 another version are re-parsed."""
 
-# Separators the stylesheet writes (Unicode private use: never Fedlex text, and not white space to str.strip).
-_ARTICLE, _FIELD, _LINE, _NUM, _END, _CELL = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"
-# Every UTF-8 character U+E000..U+EFFF starts with this byte, and no other character contains it:
+# The separators `flatten` marks blocks with are Unicode private use, never Fedlex text. Every UTF-8 character U+E000..U+EFFF starts with this byte, and no other character contains it:
 # a one-byte search (memchr) rules the separators out for nearly every file at no cost.
 _SEPARATOR_LEAD = b"\xee"
 _SEPARATORS = re.compile("[\ue000-\ue005]")
-_SPACES = re.compile("  +")
-
-_CONTAINERS = "|".join(
-    f"a:{t}"
-    for t in (
-        "content",
-        "intro",
-        "wrapUp",
-        "subdivision",
-        "hcontainer",
-        "level",
-        "section",
-        "list",
-        "container",
-        "div",
-        "subparagraph",
-        "point",
-        "alinea",
-        "blockContainer",
-        "blockList",
-        "transitional",
-    )
-)
-_STYLESHEET = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
-    xmlns:a="http://docs.oasis-open.org/legaldocml/ns/akn/3.0">
-  <xsl:output method="text" encoding="UTF-8"/>
-  <xsl:template match="/">
-    <xsl:for-each select="/a:akomaNtoso/a:act/a:body//a:article">
-      <xsl:text>&#xE000;</xsl:text><xsl:value-of select="@eId"/>
-      <xsl:text>&#xE001;</xsl:text><xsl:apply-templates select="a:num" mode="inline"/>
-      <xsl:text>&#xE001;</xsl:text><xsl:apply-templates select="a:heading" mode="inline"/>
-      <xsl:text>&#xE001;</xsl:text><xsl:apply-templates select="*[not(self::a:num or self::a:heading)]" mode="block"/>
-    </xsl:for-each>
-  </xsl:template>
-  <!-- Not wording: footnotes (their tail, the running text, is kept) and layout placeholders. A number
-       is read where its paragraph or item puts it, so in block mode it is skipped (cheaper than a
-       predicate on every paragraph's children). -->
-  <xsl:template match="a:authorialNote|a:placeholder" mode="inline"/>
-  <xsl:template match="a:authorialNote|a:placeholder|a:num" mode="block"/>
-  <xsl:template match="a:br" mode="inline"><xsl:text> </xsl:text></xsl:template>
-  <!-- A paragraph or list item: its number, then its blocks; the number joins the first line in Python. -->
-  <xsl:template match="a:paragraph|a:item" mode="block">
-    <xsl:text>&#xE002;&#xE003;</xsl:text><xsl:apply-templates select="a:num" mode="inline"/>
-    <xsl:apply-templates select="*" mode="block"/>
-    <xsl:text>&#xE002;&#xE004;</xsl:text>
-  </xsl:template>
-  <xsl:template match="{_CONTAINERS}" mode="block"><xsl:apply-templates select="*" mode="block"/></xsl:template>
-  <xsl:template match="a:table" mode="block">
-    <xsl:for-each select=".//a:tr">
-      <xsl:text>&#xE002;</xsl:text>
-      <xsl:for-each select="a:td|a:th">
-        <xsl:if test="position() &gt; 1"><xsl:text>&#xE005;</xsl:text></xsl:if>
-        <xsl:apply-templates mode="inline"/>
-      </xsl:for-each>
-    </xsl:for-each>
-  </xsl:template>
-  <!-- p, listIntroduction, a subdivision's heading, anything else: one line of its inline text. -->
-  <xsl:template match="*" mode="block"><xsl:text>&#xE002;</xsl:text><xsl:apply-templates mode="inline"/></xsl:template>
-</xsl:stylesheet>"""
-_FLATTEN = etree.XSLT(etree.XML(_STYLESHEET.encode("utf-8")))
+_RESERVED = "contains Unicode private-use characters U+E000..U+E005 (reserved by the parser)"
 
 _ARTICLE_PREFIX = re.compile(r"^(?:art(?:icle|ikel|icolo|g)?\.?|§)\s*", re.IGNORECASE)
 # "5", "5a", "268a bis", "179decies", "2quater": a number, optional letters, optional latin suffix words.
@@ -143,23 +82,23 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
     root = parse_xml(data, where)
     identity = read_identity(root, where)
     if _SEPARATOR_LEAD in data and _SEPARATORS.search(data.decode("utf-8", "replace")):
-        raise AknError(where, "contains Unicode private-use characters U+E000..U+E005 (reserved by the parser)")
+        raise AknError(where, _RESERVED)
     if root.find("./{*}act/{*}body") is None:
         raise AknError(where, "no act/body element")
+    try:
+        records = flatten.articles(root)
+    except flatten.ReservedCharacter:
+        # A character reference (&#xE002;) puts a separator into the text that the bytes did not show.
+        raise AknError(where, _RESERVED) from None
     articles = []
     seen: dict[str, int] = {}
-    flat = str(_FLATTEN(root))
-    if "\n" in flat or "\t" in flat or "\r" in flat:
-        flat = flat.replace("\n", " ").replace("\t", " ").replace("\r", " ")
-    for record in flat.split(_ARTICLE)[1:]:
-        e_id, num, heading, body = (_collapse(field) for field in record.split(_FIELD, 3))
+    for e_id, num, heading, text, has_blocks in records:
         if not e_id:
             raise AknError(where, "an <article> without eId")
         occurrence = seen[e_id] = seen.get(e_id, 0) + 1
-        text = _lines(body)
         # A repealed article is only a number (and a footnote): its empty text is data. One with blocks
-        # (the stylesheet wrote a line separator for each) whose text came out empty lost its wording.
-        if not text and _LINE in body:
+        # whose text came out empty lost its wording.
+        if not text and has_blocks:
             raise EmptyArticle(where, f"article {e_id} (occurrence {occurrence}) has content but no text")
         articles.append(
             Article(
@@ -173,39 +112,6 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
     if not articles:
         raise AknError(where, "no articles in the body")
     return ParsedEdition(identity, tuple(articles))
-
-
-def _collapse(text: str) -> str:
-    # Runs of spaces become one (the XML's indentation; \n \t \r are spaces by now). Field by field,
-    # not over the whole edition: a regex over 2 MB cost more than the substring tests of each field.
-    return _SPACES.sub(" ", text) if "  " in text else text
-
-
-def _lines(body: str) -> str:
-    """Join the flattened blocks of one article into its text; numbers join their first line."""
-    lines: list[str] = []
-    append = lines.append
-    pending = ""  # numbers not yet placed: "5", or "5 a." for an item that opens its paragraph
-    for piece in body.split(_LINE):
-        head = piece[:1]
-        if head == _NUM:
-            number = piece[1:].strip()
-            if number:
-                pending = f"{pending} {number}" if pending else number
-        elif head == _END:
-            if pending:  # a numbered element with no text of its own
-                append(pending)
-                pending = ""
-        else:
-            if _CELL in piece:
-                piece = "\t".join(cell.strip() for cell in piece.split(_CELL))
-            line = piece.strip()
-            if line:
-                if pending:
-                    line = f"{pending} {line}"
-                    pending = ""
-                append(line)
-    return "\n".join(lines)
 
 
 def _article_number(num_text: str, e_id: str) -> str | None:

@@ -1,0 +1,6 @@
+# The compiled module's interface (flatten.pyx), for mypy and readers.
+from lxml import etree
+
+class ReservedCharacter(ValueError): ...
+
+def articles(root: etree._Element) -> list[tuple[str, str, str, str, bool]]: ...
