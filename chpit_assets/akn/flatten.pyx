@@ -3,7 +3,7 @@
 
 `articles(root)` returns, for every `a:article` under `/a:akomaNtoso/a:act/a:body` in document order,
 `(e_id, num, heading, text, has_blocks)`: the eId, the inline text of its `num` and `heading`
-children, its text laid out as `chpit_assets.akn.parser` documents (one line per paragraph, number
+children (stripped; a heading that strips empty is None), its text laid out as `chpit_assets.akn.parser` documents (one line per paragraph, number
 first; a line per list item and table row, cells separated by a tab), and whether it had any block
 at all (a repealed article has none; one with blocks but no text lost its wording).
 
@@ -184,6 +184,7 @@ cdef class Walk:
     cdef const void* akn_ns  # the xmlNs of the AKN namespace once seen: later checks compare pointers
     cdef CacheEntry cache[CACHE_SIZE]
     cdef int cached  # entries in use: past half full, lookups stop caching (a tree of made-up names)
+    cdef bint nested  # an article element was met below the article being read
 
     def __cinit__(self):
         memset(&self.fields, 0, sizeof(Buffer))
@@ -213,16 +214,30 @@ cdef class Walk:
                 return OTHER
             self.akn_ns = <const void*>node.ns
         slot = (<size_t>node.name >> 4) & (CACHE_SIZE - 1)
-        while self.cache[slot].name != NULL:
-            if self.cache[slot].name == <const void*>node.name:
-                return self.cache[slot].kind
+        while self.cache[slot].name != NULL and self.cache[slot].name != <const void*>node.name:
             slot = (slot + 1) & (CACHE_SIZE - 1)
-        found = <Kind><int>KINDS.get(<bytes><const char*>node.name, OTHER)
-        if self.cached < CACHE_SIZE // 2:
-            self.cache[slot].name = <const void*>node.name
-            self.cache[slot].kind = found
-            self.cached += 1
+        if self.cache[slot].name != NULL:
+            found = self.cache[slot].kind
+        else:
+            found = <Kind><int>KINDS.get(<bytes><const char*>node.name, OTHER)
+            if self.cached < CACHE_SIZE // 2:
+                self.cache[slot].name = <const void*>node.name
+                self.cache[slot].kind = found
+                self.cached += 1
+        if found == ARTICLE:
+            self.nested = True
         return found
+
+    cdef int scan(self, xmlNode* node) except -1:
+        """Look for an article below an element the layout skips (a footnote, a br, a number read
+        elsewhere), so that every element below an article has been looked at (see find_articles)."""
+        cdef xmlNode* child = node.children
+        while child != NULL and not self.nested:
+            if child.type == XML_ELEMENT_NODE:
+                self.kind(child)
+                self.scan(child)
+            child = child.next
+        return 0
 
     cdef int separator(self, int which) except -1:
         cdef unsigned char bytes_[3]
@@ -273,7 +288,10 @@ cdef class Walk:
                 k = self.kind(child)
                 if k == BR:
                     self.write(b" ")
-                elif k != NOTE:
+                    self.scan(child)
+                elif k == NOTE:
+                    self.scan(child)
+                else:
                     self.inline(child)
             child = child.next
         return 0
@@ -303,8 +321,8 @@ cdef class Walk:
 
     cdef int block(self, xmlNode* node, Kind k) except -1:
         if k == NOTE or k == NUM:
-            return 0
-        if k == NUMBERED:
+            self.scan(node)
+        elif k == NUMBERED:
             self.separator(LINE_SEP)
             self.separator(NUM_SEP)
             self.inline_children(node, NUM)
@@ -343,13 +361,21 @@ cdef class Walk:
         return 0
 
     cdef int find_articles(self, xmlNode* node, list out) except -1:
-        """Every article below `node`, document order; an article inside an article is its own record too."""
+        """Every article below `node`, document order; an article inside an article is its own record too.
+
+        Reading an article looks at every element below it (kind() or scan()), so its subtree is searched
+        for nested articles again only where one was met: a second pass over every article cost more
+        CPU time in cache misses than its instructions show."""
         cdef xmlNode* child = node.children
         while child != NULL:
             if child.type == XML_ELEMENT_NODE:
                 if self.kind(child) == ARTICLE:
+                    self.nested = False
                     out.append(self.article(child))
-                self.find_articles(child, out)
+                    if self.nested:
+                        self.find_articles(child, out)
+                else:
+                    self.find_articles(child, out)
             child = child.next
         return 0
 
@@ -377,16 +403,21 @@ cdef class Walk:
         self.blocks(node, True)
         has_blocks = self.fields.size > heading_end
         self.join_lines(heading_end, self.fields.size)
+        heading = self.decode_stripped(num_end + 3, heading_end)
         return (
             self.decode(&self.fields, 0, e_id_end),
-            self.decode(&self.fields, e_id_end + 3, num_end),
-            self.decode(&self.fields, num_end + 3, heading_end),
+            self.decode_stripped(e_id_end + 3, num_end),
+            heading or None,
             self.decode(&self.text, 0, self.text.size),
             has_blocks,
         )
 
     cdef str decode(self, Buffer* b, Py_ssize_t start, Py_ssize_t end):
         return PyUnicode_DecodeUTF8(<char*>b.data + start, end - start, NULL)
+
+    cdef str decode_stripped(self, Py_ssize_t start, Py_ssize_t end):
+        start = strip_start(self.fields.data, start, end)
+        return self.decode(&self.fields, start, strip_end(self.fields.data, start, end))
 
     # -- step 2: the lines -----------------------------------------------------------------------
 

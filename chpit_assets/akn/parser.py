@@ -100,15 +100,7 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
         # whose text came out empty lost its wording.
         if not text and has_blocks:
             raise EmptyArticle(where, f"article {e_id} (occurrence {occurrence}) has content but no text")
-        articles.append(
-            Article(
-                e_id=e_id,
-                occurrence=occurrence,
-                article_number=_article_number(num.strip(), e_id),
-                heading=heading.strip() or None,
-                text=text,
-            )
-        )
+        articles.append(Article(e_id, occurrence, _article_number(num, e_id), heading, text))
     if not articles:
         raise AknError(where, "no articles in the body")
     return ParsedEdition(identity, tuple(articles))

@@ -75,13 +75,13 @@ _STYLESHEET = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/199
 _FLATTEN = etree.XSLT(etree.XML(_STYLESHEET.encode("utf-8")))
 
 
-def reference_articles(root: etree._Element) -> list[tuple[str, str, str, str, bool]]:
+def reference_articles(root: etree._Element) -> list[tuple[str, str, str | None, str, bool]]:
     """(e_id, num, heading, text, has_blocks) per article, as `flatten.articles` returns them."""
     flat = str(_FLATTEN(root)).replace("\n", " ").replace("\t", " ").replace("\r", " ")
     out = []
     for record in flat.split(_ARTICLE)[1:]:
         e_id, num, heading, body = (_collapse(field) for field in record.split(_FIELD, 3))
-        out.append((e_id, num, heading, _lines(body), _LINE in body))
+        out.append((e_id, num.strip(), heading.strip() or None, _lines(body), _LINE in body))
     return out
 
 

@@ -165,3 +165,28 @@ def test_a_root_that_is_not_akoma_ntoso_has_no_articles():
     root = etree.fromstring(b'<other xmlns="urn:x"><act><body><article eId="a"/></body></act></other>')
     assert flatten.articles(root) == []
     assert reference_articles(root) == []
+
+
+INNER = '<article eId="art_2"><num>Art. 2</num><p>Innen.</p></article>'
+
+
+@pytest.mark.parametrize(
+    "placement",
+    [
+        f"<p>Aussen<authorialNote><p>Fussnote {INNER}</p></authorialNote> weiter.</p>",  # a footnote
+        f"<p>Aussen<br>{INNER}</br> weiter.</p>",  # a br's content
+        f"<content><num>x{INNER}</num><p>Text.</p></content>",  # a number in block position
+        f"<paragraph><num>1{INNER}</num><content><p>Text.</p></content></paragraph>",  # a paragraph's number
+        f"<table><tr><td>{INNER}</td></tr></table>",  # a table cell
+        f"<p>Aussen {INNER}</p>",  # inline text
+        INNER,  # a block
+    ],
+    ids=["footnote", "br", "block-num", "paragraph-num", "cell", "inline", "block"],
+)
+def test_an_article_nested_anywhere_is_a_record_of_its_own(placement):
+    # The walk searches below an article for another one only where it met one; each place the layout
+    # reads no text from (a footnote, a br, a number read elsewhere) must still be looked at.
+    body = f'<article eId="art_1"><num>Art. 1</num>{placement}</article><article eId="art_3"><p>Danach.</p></article>'
+    walked, reference = walk_and_reference(edition_xml(body=body))
+    assert [e_id for e_id, *_ in walked] == ["art_1", "art_2", "art_3"]
+    assert walked == reference
