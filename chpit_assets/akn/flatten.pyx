@@ -28,7 +28,7 @@ for a few dozen instructions (docs/perf/parse.md).
 
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy, memset, strcmp
+from libc.string cimport memchr, memcpy, memset, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (
@@ -89,6 +89,14 @@ class ReservedCharacter(ValueError):
     refuses them in the raw bytes): written as it is, it would split a line or a field."""
 
 
+# The bytes write() looks at: the end of the string, white space the XML indents with, and the lead
+# byte of a separator. Every other byte is copied as it is.
+cdef unsigned char SPECIAL[256]
+memset(SPECIAL, 0, sizeof(SPECIAL))
+for _byte in (0, 9, 10, 13, 32, 0xEE):
+    SPECIAL[_byte] = 1
+
+
 cdef struct Buffer:
     unsigned char* data
     Py_ssize_t size
@@ -128,8 +136,13 @@ cdef inline bint is_separator(const unsigned char* d, Py_ssize_t i, Py_ssize_t e
 
 cdef Py_ssize_t find_separator(const unsigned char* d, Py_ssize_t i, Py_ssize_t end, int which) noexcept:
     """The offset of the next separator `which` at or after i, or `end`."""
+    cdef const unsigned char* lead
     while i < end:
-        if d[i] == 0xEE and is_separator(d, i, end, which):
+        lead = <const unsigned char*>memchr(d + i, 0xEE, end - i)
+        if lead == NULL:
+            return end
+        i = lead - d
+        if is_separator(d, i, end, which):
             return i
         i += 1
     return end
@@ -254,26 +267,26 @@ cdef class Walk:
         cdef Py_ssize_t n, i = 0
         if s == NULL:
             return 0
-        while s[i] != 0:
-            i += 1
-        reserve(&self.fields, i)
+        reserve(&self.fields, <Py_ssize_t>strlen(<const char*>s))
         data = self.fields.data
         n = self.fields.size
-        i = 0
         while True:
             c = s[i]
-            if c == 0:
-                break
             i += 1
-            if c == 32 or c == 10 or c == 9 or c == 13:
-                if n > 0 and data[n - 1] == 32:
-                    continue
-                c = 32
-            elif c == 0xEE and s[i] == 0x80 and 0x80 <= s[i + 1] <= 0x85:
-                self.fields.size = n
-                raise ReservedCharacter()
-            data[n] = c
-            n += 1
+            if not SPECIAL[c]:
+                data[n] = c
+                n += 1
+            elif c == 0:
+                break
+            elif c == 0xEE:
+                if s[i] == 0x80 and 0x80 <= s[i + 1] <= 0x85:
+                    self.fields.size = n
+                    raise ReservedCharacter()
+                data[n] = c
+                n += 1
+            elif n == 0 or data[n - 1] != 32:  # white space: one space for a run
+                data[n] = 32
+                n += 1
         self.fields.size = n
         return 0
 

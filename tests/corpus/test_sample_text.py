@@ -1,7 +1,7 @@
 """Issue 13 acceptance on every real file of the sample: what the store holds for an edition is, white space
 aside, the text of its <article> elements minus footnotes, repeated eIds included.
 
-The expected side is an independent walk with lxml's tree API, not the parser's XSLT: each <article> of
+The expected side is an independent walk with lxml's tree API, not the parser's compiled walk: each <article> of
 the whole file (not only act/body, so an article the parser's selection missed shows up as missing), in
 document order, numbered by occurrence of its eId.
 """
