@@ -46,8 +46,9 @@ PARSER_VERSION = "3"
 """Bump when the text layout or what ingest stores from a file changes: stored editions parsed by
 another version are re-parsed."""
 
-# The separators `flatten` marks blocks with are Unicode private use, never Fedlex text. Every UTF-8 character U+E000..U+EFFF starts with this byte, and no other character contains it:
-# a one-byte search (memchr) rules the separators out for nearly every file at no cost.
+# The separators `flatten` marks blocks with (U+E000..U+E005) are Unicode private use, never Fedlex text.
+# Every UTF-8 character U+E000..U+EFFF starts with this byte, and no other character contains it: a
+# one-byte search (memchr) rules the separators out for nearly every file at no cost.
 _SEPARATOR_LEAD = b"\xee"
 _SEPARATORS = re.compile("[\ue000-\ue005]")
 _RESERVED = "contains Unicode private-use characters U+E000..U+E005 (reserved by the parser)"
