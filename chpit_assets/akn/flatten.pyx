@@ -28,7 +28,7 @@ for a few dozen instructions (docs/perf/parse.md).
 
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, realloc
-from libc.string cimport memchr, memcpy, memset, strcmp, strlen
+from libc.string cimport memchr, memcpy, memset, strcmp, strcspn, strlen, strstr
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes.tree cimport (
@@ -267,8 +267,20 @@ cdef class Walk:
         cdef Py_ssize_t n, i = 0
         if s == NULL:
             return 0
-        reserve(&self.fields, <Py_ssize_t>strlen(<const char*>s))
+        n = <Py_ssize_t>strlen(<const char*>s)
+        reserve(&self.fields, n)
         data = self.fields.data
+        # Most text needs nothing done: no \n \t \r, no separator lead byte, no two spaces, and no space
+        # at its start after a space already written. Those checks are library scans (vectorised), much
+        # cheaper than looking at each byte here.
+        if (
+            <Py_ssize_t>strcspn(<const char*>s, b"\t\n\r\xee") == n
+            and strstr(<const char*>s, b"  ") == NULL
+            and not (s[0] == 32 and self.fields.size > 0 and data[self.fields.size - 1] == 32)
+        ):
+            memcpy(data + self.fields.size, s, n)
+            self.fields.size += n
+            return 0
         n = self.fields.size
         while True:
             c = s[i]
