@@ -53,11 +53,12 @@ whose code location is another module imports it itself."""
 
 
 def loaded_sources(root: Path) -> dict[str, int]:
-    """The project's source files this process has imported, with their modification times."""
+    """The project's source files this process has imported, with their modification times: its Python
+    modules and its compiled one (a rebuilt walk, akn/flatten, cannot be reloaded into a fork either)."""
     found = {}
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
-        if path and path.endswith(".py") and Path(path).is_relative_to(root):
+        if path and path.endswith((".py", ".so")) and Path(path).is_relative_to(root):
             found[path] = _mtime(path)
     return found
 

@@ -13,10 +13,12 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import dagster as dg
 import pytest
 
+from chpit_assets.akn import flatten
 from chpit_assets.orchestration.launcher import (
     PRELOAD,
     WORKER_TAG,
@@ -96,6 +98,13 @@ def test_a_source_file_changed_after_the_fork_server_loaded_it_is_noticed(tmp_pa
     assert changed_since(loaded) == []
     os.utime(package / "__init__.py", ns=(1, 1))
     assert changed_since(loaded) == [str(package / "__init__.py")]
+
+
+def test_the_compiled_walk_is_a_source_the_fork_server_watches() -> None:
+    # A rebuilt extension module cannot be reloaded into a forked run either: its file counts too.
+    assert flatten.__file__ is not None and flatten.__file__.endswith(".so")
+    project = Path(flatten.__file__).parents[2]
+    assert flatten.__file__ in loaded_sources(project)
 
 
 def test_the_fork_server_preloads_the_code_location_and_records_its_sources_last() -> None:
