@@ -19,6 +19,7 @@ import pytest
 
 from chpit_assets.orchestration.launcher import (
     PRELOAD,
+    RUN_IMPORTS,
     WORKER_TAG,
     ForkingRunLauncher,
     changed_since,
@@ -100,3 +101,35 @@ def test_a_source_file_changed_after_the_fork_server_loaded_it_is_noticed(tmp_pa
 
 def test_the_fork_server_preloads_the_code_location_and_records_its_sources_last() -> None:
     assert PRELOAD[-1] == "chpit_assets.orchestration.launcher" and "chpit_assets.definitions" in PRELOAD
+
+
+def _write_parent(path: str) -> None:
+    with open(path, "w", encoding="ascii") as handle:
+        handle.write(str(os.getppid()))
+
+
+def test_prestart_starts_one_fork_server_that_the_launches_then_fork_from(tmp_path) -> None:
+    """Issue 27.2: the driver starts the fork server before it submits (its import overlaps the
+    backfill's first iteration); launches after that fork from the same server, never a second one."""
+    launcher = ForkingRunLauncher()
+    launcher.prestart()
+    launcher.prestart()
+    parents = []
+    for n in range(2):
+        worker = launcher._fork_server().Process(target=_write_parent, args=(str(tmp_path / f"{n}"),))
+        worker.start()
+        worker.join(120)
+        assert worker.exitcode == 0
+        parents.append(int((tmp_path / f"{n}").read_text(encoding="ascii")))
+    assert parents[0] == parents[1] != os.getpid()
+
+
+def test_the_fork_server_preloads_what_every_run_imports_before_the_code_location() -> None:
+    """A run worker imported the instance's storage (SQLAlchemy, Alembic) itself: about 1 s a run."""
+    assert PRELOAD.index("chpit_assets.definitions") > max(PRELOAD.index(m) for m in RUN_IMPORTS)
+    found = subprocess.run(
+        [sys.executable, "-c", f"import importlib; [importlib.import_module(m) for m in {RUN_IMPORTS!r}]"],
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode == 0, found.stderr
