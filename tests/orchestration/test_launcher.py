@@ -17,8 +17,8 @@ import uuid
 import dagster as dg
 import pytest
 
+from chpit_assets.orchestration.forkserver import PRELOAD
 from chpit_assets.orchestration.launcher import (
-    PRELOAD,
     RUN_IMPORTS,
     WORKER_TAG,
     ForkingRunLauncher,
@@ -124,11 +124,33 @@ def test_prestart_starts_one_fork_server_that_the_launches_then_fork_from(tmp_pa
     assert parents[0] == parents[1] != os.getpid()
 
 
-def test_the_fork_server_preloads_what_every_run_imports_before_the_code_location() -> None:
-    """A run worker imported the instance's storage (SQLAlchemy, Alembic) itself: about 1 s a run."""
-    assert PRELOAD.index("chpit_assets.definitions") > max(PRELOAD.index(m) for m in RUN_IMPORTS)
+def test_the_fork_server_preloads_what_every_run_imports() -> None:
+    """A run worker imported the instance's storage (SQLAlchemy, Alembic) itself: about 1 s a run.
+    The launcher, which the fork server preloads, imports it."""
     found = subprocess.run(
-        [sys.executable, "-c", f"import importlib; [importlib.import_module(m) for m in {RUN_IMPORTS!r}]"],
+        [
+            sys.executable,
+            "-c",
+            "import sys; import chpit_assets.orchestration.launcher as launcher; "
+            "missing = [m for m in launcher.RUN_IMPORTS if m not in sys.modules]; assert not missing, missing",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode == 0, found.stderr
+    assert RUN_IMPORTS and PRELOAD[-1] == "chpit_assets.orchestration.launcher"
+
+
+def test_the_fork_server_can_be_started_before_dagster_is_imported() -> None:
+    """`python -m chpit_assets run|nightly` starts it first thing, so its import overlaps the command's."""
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from chpit_assets.orchestration import forkserver; "
+            "assert 'dagster' not in sys.modules, 'dagster imported'; forkserver.start(); forkserver.start(); "
+            "assert 'dagster' not in sys.modules, 'dagster imported by start'",
+        ],
         capture_output=True,
         text=True,
     )
