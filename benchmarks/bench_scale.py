@@ -145,6 +145,9 @@ def build_with_dagster(corpus: Path, executor: str) -> dict:
     project's instance (dagster.yaml, SQLite in a DAGSTER_HOME of its own). Data in CORPUS/_dagster_<executor>."""
     import warnings
 
+    from chpit_assets.orchestration import forkserver
+
+    forkserver.start()  # first thing, as `python -m chpit_assets run|nightly` does (before Dagster's import)
     root = corpus / f"_dagster_{executor}"
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)

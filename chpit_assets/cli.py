@@ -52,6 +52,9 @@ def run(
     execution: dict | None = None,
 ) -> int:
     """One backfill of the benchmark over `langs` and `systems`, driven to its end here (chpit_assets.orchestration)."""
+    from chpit_assets.orchestration import forkserver
+
+    forkserver.start()  # the runs' fork server imports the code while this process does (issue 27.2)
     import dagster as dg
 
     # Output(data_version=...) is beta in Dagster 1.13 and says so on every run; the flag is deliberate.
@@ -399,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return release_cli.main(rest)
     if args.command == "nightly":
+        from chpit_assets.orchestration import forkserver
+
+        forkserver.start()  # the runs' fork server imports the code while this process does (issue 27.2)
         from chpit_assets import nightly
         from chpit_assets.instance import default_dagster_home
 

@@ -41,13 +41,20 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
+from chpit_assets.orchestration.launcher import ForkingRunLauncher
 from chpit_assets.orchestration.stages import CHAIN, StageFailure
 from chpit_assets.orchestration.target import Target
 
 WORKSPACE_FILE = Path(__file__).resolve().parents[2] / "workspace.yaml"
 BACKFILL_TAG = "dagster/backfill"
 DRIVE_SECONDS = 0.5
-"""How often the driver runs the daemon's iterations: a stage starts within half a second of its upstream."""
+"""How often the driver polls a backfill that a running daemon carries (and the progress bars' refresh)."""
+WATCH_SECONDS = 0.1
+"""How often the driver looks at its backfill's runs between iterations: a run that ends (or a status
+that changes) triggers the next iteration at once, so the next stage starts about this long after it."""
+RESCAN_SECONDS = 2.0
+"""The longest the driver waits without an iteration even when nothing it watches changed (a
+concurrency slot freed by a run of another backfill, a worker that died without a status)."""
 
 DONE = {
     BulkActionStatus.COMPLETED,
@@ -117,6 +124,15 @@ def cancel(instance: dg.DagsterInstance, backfill_id: str) -> None:
         instance.update_backfill(backfill.with_status(BulkActionStatus.CANCELING))
 
 
+def prestart(instance: dg.DagsterInstance) -> None:
+    """Get the run launcher ready for the runs this process is about to launch (the fork server's
+    import of the code, orchestration/launcher.py) while the backfill is submitted and planned.
+    Nothing when a daemon launches the runs."""
+    launcher = instance.run_launcher
+    if isinstance(launcher, ForkingRunLauncher) and not daemon_running(instance):
+        launcher.prestart()
+
+
 def daemon_running(instance: dg.DagsterInstance) -> bool:
     """A `dagster-daemon` heartbeat for the backfill daemon within the last minute."""
     beats = instance.get_daemon_heartbeats()
@@ -147,8 +163,11 @@ def drive(
     on_run_done: Callable[[dg.DagsterRun], None],
     *,
     interval: float = DRIVE_SECONDS,
+    rescan: float = RESCAN_SECONDS,
 ) -> str:
-    """Carry the backfill to its end, reporting each of its runs as it ends; returns the final status."""
+    """Carry the backfill to its end, reporting each of its runs as it ends; returns the final status.
+    Without a daemon, the daemon's iterations run here whenever the backfill or a run changes status
+    (at the latest every `rescan` seconds); with one, its progress is polled every `interval`."""
     logger = logging.getLogger("chpit.backfill")
     logger.setLevel(logging.WARNING)
     reported: set[str] = set()
@@ -168,6 +187,11 @@ def drive(
     queue = QueuedRunCoordinatorDaemon(interval_seconds=interval)
     with _workspace(instance) as context:
         while True:
+            # The queue first: when a run has just ended, the next queued one is launched before the
+            # backfill iteration (a few tenths of a second) looks at what the ended run materialised;
+            # and again after it, for the runs that iteration requested.
+            for _ in queue.run_iteration(context):
+                pass
             for _ in execute_backfill_iteration(context, logger):
                 pass
             for _ in queue.run_iteration(context):
@@ -179,7 +203,23 @@ def drive(
             if current in DONE_VALUES and not _active(instance, backfill_id):
                 report_finished()
                 return current
-            time.sleep(interval)
+            _wait_for_change(instance, backfill_id, rescan)
+
+
+def _state(instance: dg.DagsterInstance, backfill_id: str) -> tuple[str, frozenset[tuple[str, str]]]:
+    """What an iteration acts on: the backfill's status and each of its runs' status."""
+    return status(instance, backfill_id), frozenset((r.run_id, r.status.value) for r in runs_of(instance, backfill_id))
+
+
+def _wait_for_change(instance: dg.DagsterInstance, backfill_id: str, rescan: float) -> None:
+    """Sleep until the backfill or one of its runs changes status, or `rescan` seconds have passed.
+    Between runs nothing changes for seconds; the iterations then cost CPU the running step needs
+    (0.1-0.4 s each on 2 shared cores) and a fixed interval made every stage wait for the next tick."""
+    start, seen = time.monotonic(), _state(instance, backfill_id)
+    while time.monotonic() - start < rescan:
+        time.sleep(WATCH_SECONDS)
+        if _state(instance, backfill_id) != seen:
+            return
 
 
 def _active(instance: dg.DagsterInstance, backfill_id: str) -> bool:

@@ -213,6 +213,7 @@ def invoke(
     """Submit one backfill over `subset` (an asset-graph subset) and drive it; the outcome says how it
     ended. Progress bars are drawn on `progress` when it is a terminal (nothing otherwise)."""
     home = Path(instance.root_directory)
+    backfill.prestart(instance)
     with driver_lock(home, echo) as lock:
         cancel_orphans(instance, echo)
         backfill_id = backfill.submit_subset(

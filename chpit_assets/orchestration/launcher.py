@@ -26,6 +26,7 @@ internals (tests/test_public_dagster_api.py).
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import signal
@@ -43,13 +44,29 @@ from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 from dagster._utils.interrupts import setup_interrupt_handlers
 
+from . import forkserver
 from .processes import local_pid, process_alive, process_tag
 
 WORKER_TAG = "chpit/worker"
+RUN_IMPORTS = [
+    "dagster._core.instance.factory",
+    "dagster._core.storage.sqlite_storage",
+    "dagster._core.storage.runs",
+    "dagster._core.storage.event_log",
+    "dagster._core.storage.schedules",
+    "dagster._core.storage.local_compute_log_manager",
+    "dagster._core.executor.in_process",
+    "upath",
+    "fsspec.implementations.local",
+]
+"""What every run worker imports before its first step, and `import dagster` does not: the
+instance's storage (SQLAlchemy, Alembic), the compute log manager, the executor, the I/O manager's
+paths. About 1 s a run when each worker imported them itself (issue 27.2). Imported here, so the
+fork server, which preloads this module, imports them once; a process that launches runs loads
+them anyway when it opens its instance."""
+for _name in RUN_IMPORTS:
+    importlib.import_module(_name)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-PRELOAD = ["dagster", "chpit_assets.definitions", __name__]
-"""What the fork server imports once, this module last (so it sees what the others loaded); a run
-whose code location is another module imports it itself."""
 
 
 def loaded_sources(root: Path) -> dict[str, int]:
@@ -113,10 +130,16 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
 
     def _fork_server(self):
         if self._context is None:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(PRELOAD)
-            self._context = context
+            self._context = forkserver.context()
         return self._context
+
+    def prestart(self) -> None:
+        """Start the fork server now instead of at the first launch (when `python -m chpit_assets`
+        has not already: orchestration/forkserver.py). Its import of Dagster and the code location
+        runs in its own process: started before the driver submits a backfill, it overlaps the
+        driver's first iterations instead of delaying the first run. Idempotent."""
+        self._fork_server()
+        forkserver.start()
 
     def launch_run(self, context: LaunchRunContext) -> None:
         run = context.dagster_run

@@ -92,6 +92,10 @@ _IN_FORCE = (
 )
 
 
+VERIFY_RETRIES = (0.05, 0.2, 0.5, 1.0)
+"""Seconds a reader waits before it checks a file that does not match its digest again."""
+
+
 class SearchIndex:
     """A read-only handle on `{lang}.sqlite`, reopened when a build swapped a new file in."""
 
@@ -116,25 +120,44 @@ class SearchIndex:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            self._verify()
+            # Not immutable=1: a build updates the file in place (index.py), and SQLite's locking is
+            # what keeps a reader out of its transaction.
+            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
             try:
-                verify(self.path, self.lang)
-            except SearchIndexError:
-                # A build swaps a new file in right after writing its digest: read both again once.
-                time.sleep(0.05)
-                verify(self.path, self.lang)
-            # immutable=1: the file is never written in place (a build renames a new one over it).
-            self._db = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-            version = self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-            if version is None or version[0] != INDEX_VERSION:
+                version = self._db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+                if version is None or version[0] != INDEX_VERSION:
+                    raise SearchIndexError(
+                        f"{self.path} has index version {version and version[0]!r}, "
+                        f"this code reads {INDEX_VERSION!r}; materialise search_index[{self.lang}]"
+                    )
+                self._inode = inode
+                self._articles = self._db.execute("SELECT count(*) FROM article").fetchone()[0]
+                self._sr_numbers = frozenset(r[0] for r in self._db.execute("SELECT DISTINCT sr_number FROM edition"))
+            except sqlite3.DatabaseError as error:
+                # An update killed inside its transaction left its journal: SQLite will not read
+                # past it read-only, and the next build rolls it back.
+                self.close()
                 raise SearchIndexError(
-                    f"{self.path} has index version {version and version[0]!r}, "
-                    f"this code reads {INDEX_VERSION!r}; materialise search_index[{self.lang}]"
-                )
-            self._inode = inode
-            self._articles = self._db.execute("SELECT count(*) FROM article").fetchone()[0]
-            self._sr_numbers = frozenset(r[0] for r in self._db.execute("SELECT DISTINCT sr_number FROM edition"))
+                    f"search index refused: {self.path} cannot be read ({error}); "
+                    f"materialise search_index[{self.lang}] to repair it"
+                ) from error
+            except SearchIndexError:
+                self.close()
+                raise
             self._df = {}
         return self._db
+
+    def _verify(self) -> None:
+        # A build writes the digest right after its commit or right before its rename: while it
+        # hashes the new file (a few tenths of a second at CH-PiT scale) the two disagree.
+        for wait in VERIFY_RETRIES:
+            try:
+                verify(self.path, self.lang)
+                return
+            except SearchIndexError:
+                time.sleep(wait)
+        verify(self.path, self.lang)
 
     def close(self) -> None:
         if self._db is not None:

@@ -16,24 +16,35 @@ copies FTS5 would keep cost as much again. A deletion gives FTS5 the folded valu
 `grams_vocab` expose each term's document count, which the search uses to drop terms that are in
 so many articles that they cost much and rank nothing.
 
-Atomic swap: a build writes `{lang}.sqlite.tmp-<pid>` and renames it over the index, so a reader
-opens either the old file or the new one, never a half-built one (a reader holding the old file
-open keeps reading its inode). Incremental: the build starts from a copy of the current index and
-only deletes and inserts the articles of editions whose fingerprint (file sha256, parser version,
-validity interval, act fields) changed; an unchanged corpus gives a byte-identical file.
+Atomic: a build from scratch writes `{lang}.sqlite.tmp-<pid>` and renames it over the index. An
+incremental build updates the current file in place, in one SQLite transaction (rollback journal):
+it only deletes and inserts the articles of editions whose fingerprint (file sha256, parser
+version, validity interval, act fields) changed. Readers open the file with SQLite's locking
+(engine.py), so they see the index before the transaction or after it, never inside it. It used to
+copy the file (305 MB a language at CH-PiT scale) and swap the copy in: the same SQL on the same
+bytes, so the same bytes result (issue 27.2). An unchanged corpus leaves the file untouched.
 
 Trusted for its bytes (issue 23 item 1): beside each index, `{lang}.sqlite.sha256` records the
-digest of the file as built, written before the file is swapped in. A build starts from the
-current file only when it matches that digest (otherwise it rebuilds from scratch and says why),
-and a reader refuses a file that does not match (`verify`), naming it: an index edited or damaged
-on disk is never searched.
+digest of the file as built. A build starts from the current file only when it matches that digest
+(otherwise it rebuilds from scratch and says why), and a reader refuses a file that does not match
+(`verify`), naming it: an index edited or damaged on disk is never searched. Killed at any point,
+an update leaves a file that is trusted only if it is the old index or the new one:
+ * inside the transaction (pages of it may be written already): SQLite's journal beside the file
+   holds the old pages; the next build opens the file for writing first, which puts them back, so
+   the file is again the bytes its digest names (`_roll_back_interrupted`). Until then a reader
+   refuses it: the bytes differ from the digest, or SQLite will not read past a hot journal
+   read-only.
+ * after the commit, before the new digest is written: the digest is the old file's, so the file is
+   refused, and the next build rebuilds it from scratch.
+A build from scratch writes the digest before its rename (killed between the two, the old file is
+refused), and first removes a journal left beside the path: it belongs to the file being replaced,
+and SQLite would roll it back into the new one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +166,8 @@ def _fingerprint(row: tuple) -> str:
 
 
 def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | str) -> IndexBuild:
-    """Bring `{lang}.sqlite` up to date with the store behind `con` and swap it in atomically."""
+    """Bring `{lang}.sqlite` up to date with the store behind `con`: in place in one transaction when
+    the current file is trusted, else from scratch and swapped in atomically."""
     path = index_path(search_dir, lang)
     path.parent.mkdir(parents=True, exist_ok=True)
     editions = {row[0]: (row, _fingerprint(row)) for row in con.execute(_EDITIONS_SQL, {"lang": lang}).fetchall()}
@@ -163,6 +175,7 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
     stored: dict[int, str] = {}
     distrusted = None
     if path.exists():
+        _roll_back_interrupted(path)
         distrusted = mismatch(path)
         if distrusted is None:
             version, stored, counts = _read_stored(path)
@@ -172,32 +185,83 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
     stale = [v for v, fp in stored.items() if editions.get(v, (None, None))[1] != fp]
     new = sorted(v for v, (_, fp) in editions.items() if stored.get(v) != fp)
     if not fresh and not stale and not new:
-        # Nothing changed: the file (and its bytes) stays as it is, and is not even copied.
+        # Nothing changed: the file (and its bytes) stays as it is.
         return IndexBuild(path, counts[0], counts[1], 0, 0, digest, None)
+    rows = [editions[v] for v in new]
+    counts = _build_fresh(path, con, lang, rows) if fresh else _update_in_place(path, con, lang, stale, rows)
+    return IndexBuild(path, counts[0], counts[1], len(new), len(stale), digest, distrusted)
+
+
+def journal_path(path: Path) -> Path:
+    """SQLite's rollback journal of `path`: present only while a transaction writes it, or after one was killed."""
+    return path.with_name(f"{path.name}-journal")
+
+
+def _roll_back_interrupted(path: Path) -> None:
+    """Put back the old pages of an update killed inside its transaction: SQLite rolls a hot journal
+    back when a connection that may write reads the file. A file SQLite cannot read is left as it
+    is, for the trust check to refuse."""
+    if not journal_path(path).exists():
+        return
+    try:
+        db = sqlite3.connect(path)
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        pass
+
+
+def _update_in_place(
+    path: Path, con: duckdb.DuckDBPyConnection, lang: str, stale: list[int], rows: list[tuple[tuple, str]]
+) -> tuple[int, int]:
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        _delete(db, stale, lang)
+        _insert(db, con, lang, rows)
+        db.execute("COMMIT")  # FTS5's automerge keeps the segments a nightly rebuild appends in check
+        counts = db.execute(_COUNTS).fetchone()
+    except BaseException:
+        try:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the journal stays; the next build rolls it back
+        db.close()
+        raise
+    db.close()
+    # Killed before this write, the digest is still the old file's: the new file is refused and rebuilt.
+    write_atomic(digest_path(path), (file_sha256(path) + "\n").encode("ascii"))
+    return counts
+
+
+def _build_fresh(
+    path: Path, con: duckdb.DuckDBPyConnection, lang: str, rows: list[tuple[tuple, str]]
+) -> tuple[int, int]:
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     tmp.unlink(missing_ok=True)
-    if not fresh:
-        shutil.copyfile(path, tmp)
     db = sqlite3.connect(tmp, isolation_level=None)
     try:
-        if fresh:
-            db.executescript(_DDL)
-            db.execute("INSERT INTO meta VALUES ('version', ?), ('lang', ?)", [INDEX_VERSION, lang])
+        db.executescript(_DDL)
+        db.execute("INSERT INTO meta VALUES ('version', ?), ('lang', ?)", [INDEX_VERSION, lang])
         db.execute("BEGIN")
-        _delete(db, stale, lang)
-        _insert(db, con, lang, [editions[v] for v in new])
-        db.execute("COMMIT")  # FTS5's automerge keeps the segments a nightly rebuild appends in check
+        _insert(db, con, lang, rows)
+        db.execute("COMMIT")
         counts = db.execute(_COUNTS).fetchone()
     except BaseException:
         db.close()
         tmp.unlink(missing_ok=True)
         raise
     db.close()
+    # A journal beside the path is the replaced file's: SQLite would roll it back into the new one.
+    journal_path(path).unlink(missing_ok=True)
     # The digest first: killed between the two, the recorded digest is the new file's, so the
     # old file is refused and rebuilt, never trusted under a digest that is not its own.
     write_atomic(digest_path(path), (file_sha256(tmp) + "\n").encode("ascii"))
     os.replace(tmp, path)
-    return IndexBuild(path, counts[0], counts[1], len(new), len(stale), digest, distrusted)
+    return counts
 
 
 _COUNTS = "SELECT (SELECT count(*) FROM edition), (SELECT count(*) FROM article)"

@@ -19,8 +19,9 @@ import dagster as dg
 import pytest
 
 from chpit_assets.akn import flatten
+from chpit_assets.orchestration.forkserver import PRELOAD
 from chpit_assets.orchestration.launcher import (
-    PRELOAD,
+    RUN_IMPORTS,
     WORKER_TAG,
     ForkingRunLauncher,
     changed_since,
@@ -109,3 +110,57 @@ def test_the_compiled_walk_is_a_source_the_fork_server_watches() -> None:
 
 def test_the_fork_server_preloads_the_code_location_and_records_its_sources_last() -> None:
     assert PRELOAD[-1] == "chpit_assets.orchestration.launcher" and "chpit_assets.definitions" in PRELOAD
+
+
+def _write_parent(path: str) -> None:
+    with open(path, "w", encoding="ascii") as handle:
+        handle.write(str(os.getppid()))
+
+
+def test_prestart_starts_one_fork_server_that_the_launches_then_fork_from(tmp_path) -> None:
+    """Issue 27.2: the driver starts the fork server before it submits (its import overlaps the
+    backfill's first iteration); launches after that fork from the same server, never a second one."""
+    launcher = ForkingRunLauncher()
+    launcher.prestart()
+    launcher.prestart()
+    parents = []
+    for n in range(2):
+        worker = launcher._fork_server().Process(target=_write_parent, args=(str(tmp_path / f"{n}"),))
+        worker.start()
+        worker.join(120)
+        assert worker.exitcode == 0
+        parents.append(int((tmp_path / f"{n}").read_text(encoding="ascii")))
+    assert parents[0] == parents[1] != os.getpid()
+
+
+def test_the_fork_server_preloads_what_every_run_imports() -> None:
+    """A run worker imported the instance's storage (SQLAlchemy, Alembic) itself: about 1 s a run.
+    The launcher, which the fork server preloads, imports it."""
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; import chpit_assets.orchestration.launcher as launcher; "
+            "missing = [m for m in launcher.RUN_IMPORTS if m not in sys.modules]; assert not missing, missing",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode == 0, found.stderr
+    assert RUN_IMPORTS and PRELOAD[-1] == "chpit_assets.orchestration.launcher"
+
+
+def test_the_fork_server_can_be_started_before_dagster_is_imported() -> None:
+    """`python -m chpit_assets run|nightly` starts it first thing, so its import overlaps the command's."""
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from chpit_assets.orchestration import forkserver; "
+            "assert 'dagster' not in sys.modules, 'dagster imported'; forkserver.start(); forkserver.start(); "
+            "assert 'dagster' not in sys.modules, 'dagster imported by start'",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode == 0, found.stderr

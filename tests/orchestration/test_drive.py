@@ -1,0 +1,66 @@
+"""The backfill driver's wait between iterations (issue 27.2): it wakes when the backfill or one of
+its runs changes status, and at the latest after `rescan` seconds. A fake clock, so no test waits."""
+
+from __future__ import annotations
+
+import uuid
+
+import dagster as dg
+import pytest
+
+from chpit_assets.orchestration import backfill
+
+
+class Clock:
+    """time.monotonic and time.sleep for the driver: each sleep advances the clock, and may act."""
+
+    def __init__(self, on_sleep=None):
+        self.now, self.sleeps, self.on_sleep = 0.0, 0, on_sleep
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.sleeps += 1
+        if self.on_sleep is not None:
+            self.on_sleep(self.sleeps)
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as instance:
+        yield instance
+
+
+def _run(instance: dg.DagsterInstance, backfill_id: str) -> dg.DagsterRun:
+    run = dg.DagsterRun(
+        job_name="probe",
+        run_id=str(uuid.uuid4()),
+        status=dg.DagsterRunStatus.STARTED,
+        tags={backfill.BACKFILL_TAG: backfill_id},
+    )
+    return instance.add_run(run)
+
+
+def test_the_driver_wakes_as_soon_as_a_run_of_its_backfill_ends(instance, monkeypatch) -> None:
+    run = _run(instance, "b1")
+    _run(instance, "other")  # a run of another backfill is not watched
+
+    def end_at_third(sleeps: int) -> None:
+        if sleeps == 3:
+            instance.report_run_failed(run)
+
+    clock = Clock(end_at_third)
+    monkeypatch.setattr(backfill, "time", clock)
+    backfill._wait_for_change(instance, "b1", rescan=60.0)
+    assert clock.sleeps == 3
+
+
+def test_a_change_of_another_backfills_run_does_not_wake_it_but_the_rescan_does(instance, monkeypatch) -> None:
+    _run(instance, "b1")
+    other = _run(instance, "other")
+    clock = Clock(lambda sleeps: instance.report_run_failed(other) if sleeps == 1 else None)
+    monkeypatch.setattr(backfill, "time", clock)
+    backfill._wait_for_change(instance, "b1", rescan=1.0)
+    assert 1.0 <= clock.now < 1.0 + 2 * backfill.WATCH_SECONDS  # not woken at the first sleep
