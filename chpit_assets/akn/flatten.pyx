@@ -3,9 +3,10 @@
 
 `articles(root)` returns, for every `a:article` under `/a:akomaNtoso/a:act/a:body` in document order,
 `(e_id, num, heading, text, has_blocks)`: the eId, the inline text of its `num` and `heading`
-children (stripped; a heading that strips empty is None), its text laid out as `chpit_assets.akn.parser` documents (one line per paragraph, number
-first; a line per list item and table row, cells separated by a tab), and whether it had any block
-at all (a repealed article has none; one with blocks but no text lost its wording).
+children (stripped; a heading that strips empty is None), its text laid out as
+`chpit_assets.akn.parser` documents (one line per paragraph, number first; a line per list item and
+table row, cells separated by a tab), and whether it had any block at all (a repealed article has
+none; one with blocks but no text lost its wording).
 
 The layout is specified by the XSLT stylesheet and line joiner this module replaced, kept as the
 oracle in `tests/akn/reference.py`; a differential test holds this module to them on every real
@@ -128,6 +129,10 @@ cdef int append(Buffer* b, const unsigned char* s, Py_ssize_t n) except -1:
     memcpy(b.data + b.size, s, n)
     b.size += n
     return 0
+
+
+cdef str decode(Buffer* b, Py_ssize_t start, Py_ssize_t end):
+    return PyUnicode_DecodeUTF8(<char*>b.data + start, end - start, NULL)
 
 
 cdef inline bint is_separator(const unsigned char* d, Py_ssize_t i, Py_ssize_t end, int which) noexcept:
@@ -430,19 +435,16 @@ cdef class Walk:
         self.join_lines(heading_end, self.fields.size)
         heading = self.decode_stripped(num_end + 3, heading_end)
         return (
-            self.decode(&self.fields, 0, e_id_end),
+            decode(&self.fields, 0, e_id_end),
             self.decode_stripped(e_id_end + 3, num_end),
             heading or None,
-            self.decode(&self.text, 0, self.text.size),
+            decode(&self.text, 0, self.text.size),
             has_blocks,
         )
 
-    cdef str decode(self, Buffer* b, Py_ssize_t start, Py_ssize_t end):
-        return PyUnicode_DecodeUTF8(<char*>b.data + start, end - start, NULL)
-
     cdef str decode_stripped(self, Py_ssize_t start, Py_ssize_t end):
         start = strip_start(self.fields.data, start, end)
-        return self.decode(&self.fields, start, strip_end(self.fields.data, start, end))
+        return decode(&self.fields, start, strip_end(self.fields.data, start, end))
 
     # -- step 2: the lines -----------------------------------------------------------------------
 

@@ -138,7 +138,6 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         has not already: orchestration/forkserver.py). Its import of Dagster and the code location
         runs in its own process: started before the driver submits a backfill, it overlaps the
         driver's first iterations instead of delaying the first run. Idempotent."""
-        self._fork_server()
         forkserver.start()
 
     def launch_run(self, context: LaunchRunContext) -> None:
