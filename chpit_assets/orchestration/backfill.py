@@ -22,6 +22,7 @@ finishes in seconds per stage instead of the daemon's fixed 30 s per backfill st
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -186,16 +187,20 @@ def drive(
         return status(instance, backfill_id)
     queue = QueuedRunCoordinatorDaemon(interval_seconds=interval)
     with _workspace(instance) as context:
+
+        def launch() -> None:
+            for _ in queue.run_iteration(context):
+                pass
+
         while True:
             # The queue first: when a run has just ended, the next queued one is launched before the
             # backfill iteration (a few tenths of a second) looks at what the ended run materialised;
             # and again after it, for the runs that iteration requested.
-            for _ in queue.run_iteration(context):
-                pass
-            for _ in execute_backfill_iteration(context, logger):
-                pass
-            for _ in queue.run_iteration(context):
-                pass
+            launch()
+            with _launching_meanwhile(lambda: _queued(instance, backfill_id), launch):
+                for _ in execute_backfill_iteration(context, logger):
+                    pass
+            launch()
             for _ in execute_run_monitoring_iteration(context, logger):
                 pass
             report_finished()
@@ -204,6 +209,39 @@ def drive(
                 report_finished()
                 return current
             _wait_for_change(instance, backfill_id, rescan)
+
+
+@contextmanager
+def _launching_meanwhile(queued: Callable[[], int], launch: Callable[[], None]) -> Iterator[None]:
+    """While the backfill iteration runs in this thread, `launch` (the run queue's iteration) from a
+    second thread whenever more of the backfill's runs are `queued`, as the daemon's run queue thread
+    would. The iteration submits every run it requests before it returns (the first nightly
+    iteration: three language runs, 0.5-1.5 s and more under load), so without this the first run
+    waited for the last to be planned (issue 27.2). The iteration itself stays in this thread, where
+    Ctrl-C interrupts it at once (invocation.interrupts_at_once)."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        seen = 0
+        while not stop.wait(WATCH_SECONDS):
+            now = queued()
+            if now > seen:
+                launch()
+            seen = now
+
+    thread = threading.Thread(target=watch, name="chpit-run-queue", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _queued(instance: dg.DagsterInstance, backfill_id: str) -> int:
+    return instance.get_runs_count(
+        dg.RunsFilter(statuses=[dg.DagsterRunStatus.QUEUED], tags={BACKFILL_TAG: backfill_id})
+    )
 
 
 def _state(instance: dg.DagsterInstance, backfill_id: str) -> tuple[str, frozenset[tuple[str, str]]]:

@@ -3,6 +3,7 @@ its runs changes status, and at the latest after `rescan` seconds. A fake clock,
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import dagster as dg
@@ -64,3 +65,24 @@ def test_a_change_of_another_backfills_run_does_not_wake_it_but_the_rescan_does(
     monkeypatch.setattr(backfill, "time", clock)
     backfill._wait_for_change(instance, "b1", rescan=1.0)
     assert 1.0 <= clock.now < 1.0 + 2 * backfill.WATCH_SECONDS  # not woken at the first sleep
+
+
+def test_runs_the_backfill_iteration_submits_are_launched_before_it_returns() -> None:
+    """Issue 27.2: a run queued while the backfill iteration still plans others goes to the run queue
+    at once, not after the iteration (the first run of a nightly waited for the last to be planned)."""
+    queued, launched = [0], []
+    with backfill._launching_meanwhile(lambda: queued[0], lambda: launched.append(queued[0])):
+        time.sleep(backfill.WATCH_SECONDS * 4)
+        assert launched == []  # nothing queued: the queue is left alone
+        queued[0] = 1
+        deadline = time.monotonic() + 30
+        while not launched and time.monotonic() < deadline:
+            time.sleep(backfill.WATCH_SECONDS / 2)
+        assert launched == [1]  # while the iteration (this block) still runs
+        queued[0] = 0  # the queue launched it
+        time.sleep(backfill.WATCH_SECONDS * 4)
+        assert launched == [1]  # fewer queued runs: nothing to launch
+    time.sleep(backfill.WATCH_SECONDS * 4)
+    queued[0] = 2
+    time.sleep(backfill.WATCH_SECONDS * 4)
+    assert launched == [1]  # the watcher stopped with the iteration
