@@ -324,8 +324,6 @@ class TextCache:
         self.path, self.lang = path, lang
         self.distrusted: str | None = None
         self.db = self._open()
-        # Not synced: an entry lost or torn by a power cut fails its sha256 and is normalised again.
-        self.db.execute("PRAGMA synchronous = OFF")
 
     def _open(self) -> sqlite3.Connection:
         if self.path.exists():
@@ -337,9 +335,15 @@ class TextCache:
                 self.distrusted = f"{self.path} is not a text cache ({e})"
             else:
                 if meta == {"rules": RULES, "lang": self.lang}:
-                    return db
-                self.distrusted = f"{self.path} holds {meta.get('lang')!r} by rules {meta.get('rules')!r}, not {self.lang!r} by {RULES!r}"
+                    return _unsynced(db)
+                self.distrusted = (
+                    f"{self.path} holds {meta.get('lang')!r} by rules {meta.get('rules')!r}, "
+                    f"not {self.lang!r} by {RULES!r}"
+                )
             db.close()
+        return self._create()
+
+    def _create(self) -> sqlite3.Connection:
         # Replaced whole, with any journal beside it: rolled back into the new file it would corrupt it.
         self.path.unlink(missing_ok=True)
         self.path.with_name(f"{self.path.name}-journal").unlink(missing_ok=True)
@@ -347,28 +351,44 @@ class TextCache:
         db = sqlite3.connect(self.path, isolation_level=None)
         db.executescript(_TEXTS_DDL)
         db.execute("INSERT INTO meta VALUES ('rules', ?), ('lang', ?)", [RULES, self.lang])
-        return db
+        return _unsynced(db)
+
+    def _replace(self, reason: str) -> None:
+        """A file SQLite finds damaged past its header: started again, empty."""
+        self.distrusted = reason
+        self.db.close()
+        self.db = self._create()
 
     def get(self, fingerprints: list[str]) -> dict[str, list[tuple[str, str]]]:
         """The entries held of `fingerprints` that are whole; the others are left out (and counted)."""
+        try:
+            rows = self.db.execute(
+                "SELECT fingerprint, sha256, body FROM edition WHERE fingerprint IN (SELECT value FROM json_each(?))",
+                [json.dumps(fingerprints)],
+            ).fetchall()
+        except sqlite3.DatabaseError as e:
+            self._replace(f"{self.path} cannot be read ({e})")
+            return {}
         out: dict[str, list[tuple[str, str]]] = {}
-        refused = 0
-        rows = self.db.execute(
-            "SELECT fingerprint, sha256, body FROM edition WHERE fingerprint IN (SELECT value FROM json_each(?))",
-            [json.dumps(fingerprints)],
-        )
         for fingerprint, digest, body in rows:
             entry = _unseal(fingerprint, digest, body)
-            if entry is None:
-                refused += 1
-            else:
+            if entry is not None:
                 out[fingerprint] = entry
-        if refused:
-            self.distrusted = f"{self.path}: {refused} entries do not match their sha256 (normalised again)"
+        if len(out) < len(rows):
+            self.distrusted = (
+                f"{self.path}: {len(rows) - len(out)} entries do not match their sha256 (normalised again)"
+            )
         return out
 
     def put(self, entries: Mapping[str, list[tuple[str, str]]], keep: set[str]) -> None:
         """Add `entries` (over a refused one of the same key) and drop those not in `keep`, at once."""
+        try:
+            self._put(entries, keep)
+        except sqlite3.DatabaseError as e:
+            self._replace(f"{self.path} cannot be written ({e})")
+            self._put(entries, keep)
+
+    def _put(self, entries: Mapping[str, list[tuple[str, str]]], keep: set[str]) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.executemany(
@@ -387,6 +407,12 @@ class TextCache:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _unsynced(db: sqlite3.Connection) -> sqlite3.Connection:
+    # A power cut may then tear the file: a torn entry fails its sha256, a torn file is replaced.
+    db.execute("PRAGMA synchronous = OFF")
+    return db
 
 
 def _entry_digest(fingerprint: str, body: bytes) -> str:

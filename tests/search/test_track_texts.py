@@ -118,6 +118,7 @@ def test_a_damaged_entry_is_normalised_again_and_rewritten(sample, tmp_path, scr
         ("garbage", "is not a text cache"),
         ("other language", "holds 'fr'"),
         ("other rules", "by rules '0000000000000000'"),
+        ("torn pages", "cannot be read"),
     ],
 )
 def test_a_foreign_cache_file_is_replaced_with_the_reason(sample, tmp_path, scratch, damage, reason):
@@ -128,14 +129,22 @@ def test_a_foreign_cache_file_is_replaced_with_the_reason(sample, tmp_path, scra
         path.write_bytes(b"not a cache " * 500)
     elif damage == "other language":
         _edit(path, "UPDATE meta SET value = 'fr' WHERE key = 'lang'")
-    else:
+    elif damage == "other rules":
         _edit(path, "UPDATE meta SET value = '0000000000000000' WHERE key = 'rules'")
+    else:  # its header and meta pages whole, the pages of the entries garbage
+        size = path.stat().st_size
+        with open(path, "r+b") as fh:
+            fh.seek(2 * 4096)
+            fh.write(b"\xff" * (size - 2 * 4096))
     track, again = _track(sample, tmp_path)
     assert reason in (track.texts_distrusted or "") and again == data
     assert len(track.normalised) == editions  # nothing of it used
     db = sqlite3.connect(path)
     assert dict(db.execute("SELECT key, value FROM meta").fetchall()) == {"rules": RULES, "lang": "de"}
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     db.close()
+    reused, same = _track(sample, tmp_path)
+    assert (reused.texts_distrusted, reused.normalised, same) == (None, {}, data)
 
 
 def test_a_build_killed_while_it_writes_the_cache_leaves_one_the_next_build_rolls_back(sample, tmp_path, scratch):
