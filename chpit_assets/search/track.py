@@ -391,9 +391,10 @@ class TextCache:
     def _put(self, entries: Mapping[str, list[tuple[str, str]]], keep: set[str]) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         try:
+            sealed = ((fingerprint, _seal(fingerprint, articles)) for fingerprint, articles in entries.items())
             self.db.executemany(
                 "INSERT OR REPLACE INTO edition VALUES (?, ?, ?)",
-                [(fingerprint, *_seal(fingerprint, articles)) for fingerprint, articles in entries.items()],
+                [(fingerprint, *entry) for fingerprint, entry in sealed if entry is not None],
             )
             self.db.execute(
                 "DELETE FROM edition WHERE fingerprint NOT IN (SELECT value FROM json_each(?))",
@@ -420,23 +421,29 @@ def _entry_digest(fingerprint: str, body: bytes) -> str:
     return hashlib.sha256(f"{RULES}|{fingerprint}|".encode() + body).hexdigest()
 
 
-def _seal(fingerprint: str, articles: list[tuple[str, str]]) -> tuple[str, bytes]:
-    body = json.dumps(articles, ensure_ascii=False, separators=(",", ":")).encode()
+def _seal(fingerprint: str, articles: list[tuple[str, str]]) -> tuple[str, bytes] | None:
+    """An entry's digest and body: the e_ids joined by NUL, SOH, the texts joined by NUL (a third of
+    the time JSON takes on the 80 MB a full build writes). None for an edition whose e_ids or texts
+    hold a separator: it is not cached."""
+    e_ids, texts = [e for e, _ in articles], [n for _, n in articles]
+    if any("\x00" in e or "\x01" in e for e in e_ids) or any("\x00" in n for n in texts):
+        return None
+    body = ("\x00".join(e_ids) + "\x01" + "\x00".join(texts)).encode() if articles else b""
     return _entry_digest(fingerprint, body), body
 
 
 def _unseal(fingerprint: str, digest: str, body: object) -> list[tuple[str, str]] | None:
     if not isinstance(body, bytes) or digest != _entry_digest(fingerprint, body):
         return None
+    if not body:
+        return []
     try:
-        articles = json.loads(body)
-    except ValueError:
+        e_ids, _, texts = body.decode().partition("\x01")
+    except UnicodeDecodeError:
         return None
-    if not isinstance(articles, list) or not all(
-        isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], str) for a in articles
-    ):
-        return None
-    return [(e_id, text) for e_id, text in articles]
+    ids, normalised = e_ids.split("\x00"), texts.split("\x00")
+    # As many texts as e_ids, or the body is not one `_seal` wrote.
+    return list(zip(ids, normalised, strict=True)) if len(ids) == len(normalised) else None
 
 
 def update_track(
