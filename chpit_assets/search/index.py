@@ -42,10 +42,11 @@ refused), and first removes a journal left beside the path: it belongs to the fi
 and SQLite would roll it back into the new one.
 
 A build hashes the index once, not twice (issue 27.2: each pass reads 300 MB). Beside the digest,
-`{lang}.sqlite.stat` records the file's (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns) as it
-was while the digest was computed; the next build skips its check of the digest when the file's
-signature is still that one (and the stat file names the recorded digest), and hashes in full
-otherwise. Sound for any change made through the file system: a write, a truncation or a file
+`{lang}.sqlite.stat` records the file's (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns) as
+the digest found it (a build from scratch: as its rename left it, inode, size and mtime unchanged);
+the next build skips its check of the digest when the file's signature is still that one (and the
+stat file names the recorded digest), and hashes in full otherwise. A copy of the file is another
+inode: restored from a backup (`cp -a`), it is hashed in full once. Sound for any change made through the file system: a write, a truncation or a file
 renamed or copied over it changes the size, inode, mtime or ctime, and ctime cannot be set back
 (utime sets it to now) without changing the clock, which takes root, who can rewrite the digest
 as well. The signature is recorded only when no write during the hash can have kept the old
