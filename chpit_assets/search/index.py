@@ -26,9 +26,10 @@ bytes, so the same bytes result (issue 27.2). An unchanged corpus leaves the fil
 
 Trusted for its bytes (issue 23 item 1): beside each index, `{lang}.sqlite.sha256` records the
 digest of the file as built. A build starts from the current file only when it matches that digest
-(otherwise it rebuilds from scratch and says why), and a reader refuses a file that does not match
-(`verify`), naming it: an index edited or damaged on disk is never searched. Killed at any point,
-an update leaves a file that is trusted only if it is the old index or the new one:
+or is unchanged since it was hashed (below); otherwise it rebuilds from scratch and says why. A
+reader refuses a file that does not match (`verify`), naming it: an index edited or damaged on disk
+is never searched. Killed at any point, an update leaves a file that is trusted only if it is the
+old index or the new one:
  * inside the transaction (pages of it may be written already): SQLite's journal beside the file
    holds the old pages; the next build opens the file for writing first, which puts them back, so
    the file is again the bytes its digest names (`_roll_back_interrupted`). Until then a reader
@@ -39,13 +40,32 @@ an update leaves a file that is trusted only if it is the old index or the new o
 A build from scratch writes the digest before its rename (killed between the two, the old file is
 refused), and first removes a journal left beside the path: it belongs to the file being replaced,
 and SQLite would roll it back into the new one.
+
+A build hashes the index once, not twice (issue 27.2: each pass reads 300 MB). Beside the digest,
+`{lang}.sqlite.stat` records the file's (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns) as
+the digest found it (a build from scratch: as its rename left it, inode, size and mtime unchanged);
+the next build skips its check of the digest when the file's signature is still that one (and the
+stat file names the recorded digest), and hashes in full otherwise. A copy of the file is another
+inode: restored from a backup (`cp -a`), it is hashed in full once. Sound for any change made through the file system: a write, a truncation or a file
+renamed or copied over it changes the size, inode, mtime or ctime, and ctime cannot be set back
+(utime sets it to now) without changing the clock, which takes root, who can rewrite the digest
+as well. The signature is recorded only when no write during the hash can have kept the old
+times: timestamps come from a clock that ticks every few milliseconds, so the hash starts only
+once the file's last change is SETTLE_NS old (a write from then on gets a later mtime), and not
+at all on a file system whose timestamps are whole milliseconds or come from a clock ahead of
+ours (`_hash`). A build that had to hash in full records the signature when the file matched.
+Not covered: bytes changed below the file system (a failing disk) keep the signature. Readers
+(`verify`) still hash in full and refuse such a file, but a build would update it in place and
+record its digest; the engine's reopen check (inode, mtime) makes the same trade for an open index.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,16 +160,85 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def mismatch(path: Path) -> str | None:
-    """Why `path` is not the file its build recorded, or None when it is."""
+def mismatch(path: Path, actual: str | None = None) -> str | None:
+    """Why `path` is not the file its build recorded, or None when it is (`actual`: its sha256, when
+    already computed)."""
     try:
         recorded = digest_path(path).read_text(encoding="ascii").strip()
     except FileNotFoundError:
         return f"no recorded sha256 beside {path} ({digest_path(path).name})"
-    actual = file_sha256(path)
+    actual = file_sha256(path) if actual is None else actual
     if actual != recorded:
         return f"{path} has sha256 {actual}, its build recorded {recorded}: the file changed on disk"
     return None
+
+
+def signature_path(path: Path) -> Path:
+    """The file's signature as it was when its digest was computed: lets the next build skip a hash."""
+    return path.with_name(f"{path.name}.stat")
+
+
+SETTLE_NS = 20_000_000  # > the timestamp clock's tick (at most 10 ms on Linux, HZ >= 100)
+
+
+def _signature(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _hash(path: Path) -> tuple[str, list[int] | None]:
+    """`path`'s sha256, and its signature when a later change of its bytes must change it (else None)."""
+    first = os.stat(path)
+    wait = max(first.st_mtime_ns, first.st_ctime_ns) + SETTLE_NS - time.time_ns()
+    if 0 < wait <= SETTLE_NS:
+        time.sleep(wait / 1e9)  # a few ms at most: a build hashes right after its last write
+    now = time.time_ns()
+    before = os.stat(path)
+    last = max(before.st_mtime_ns, before.st_ctime_ns)
+    digest = file_sha256(path)
+    after = os.stat(path)
+    # A write after `before` gets a later mtime only if the clock ticked since the last change.
+    settled = last % 1_000_000 != 0 and now - last > SETTLE_NS
+    return digest, _signature(after) if settled and _signature(before) == _signature(after) else None
+
+
+def _record(path: Path, digest: str, signature: list[int] | None) -> None:
+    """Write the digest, then the signature that vouches for it: killed between the two, the stat
+    file names the old digest and is not used."""
+    write_atomic(digest_path(path), (digest + "\n").encode("ascii"))
+    _record_signature(path, digest, signature)
+
+
+def _record_signature(path: Path, digest: str, signature: list[int] | None) -> None:
+    if signature is None:
+        signature_path(path).unlink(missing_ok=True)
+    else:
+        # Not fsynced: lost or torn, it matches nothing and the next build hashes in full.
+        write_atomic(signature_path(path), json.dumps({"sha256": digest, "stat": signature}).encode(), durable=False)
+
+
+def _unchanged_since_hashed(path: Path) -> bool:
+    """True when `path` has the signature recorded with its current digest: its bytes are the ones
+    hashed. Anything unreadable or not matching is False (the caller hashes in full)."""
+    try:
+        recorded = digest_path(path).read_text(encoding="ascii").strip()
+        stat = json.loads(signature_path(path).read_bytes())
+        return stat == {"sha256": recorded, "stat": _signature(os.stat(path))}
+    except (OSError, ValueError):
+        return False
+
+
+def _build_check(path: Path) -> str | None:
+    """`mismatch` as a build asks it: no hash when the file is unchanged since its digest was
+    computed; a full hash that matches records the signature, so the next build skips it."""
+    if _unchanged_since_hashed(path):
+        return None
+    if not digest_path(path).exists():
+        return mismatch(path)  # nothing to hash against: says which file is missing
+    digest, signature = _hash(path)
+    problem = mismatch(path, digest)
+    if problem is None:
+        _record_signature(path, digest, signature)
+    return problem
 
 
 def verify(path: Path, lang: str) -> None:
@@ -176,7 +265,7 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
     distrusted = None
     if path.exists():
         _roll_back_interrupted(path)
-        distrusted = mismatch(path)
+        distrusted = _build_check(path)
         if distrusted is None:
             version, stored, counts = _read_stored(path)
             if version != INDEX_VERSION:
@@ -233,7 +322,7 @@ def _update_in_place(
         raise
     db.close()
     # Killed before this write, the digest is still the old file's: the new file is refused and rebuilt.
-    write_atomic(digest_path(path), (file_sha256(path) + "\n").encode("ascii"))
+    _record(path, *_hash(path))
     return counts
 
 
@@ -259,8 +348,12 @@ def _build_fresh(
     journal_path(path).unlink(missing_ok=True)
     # The digest first: killed between the two, the recorded digest is the new file's, so the
     # old file is refused and rebuilt, never trusted under a digest that is not its own.
-    write_atomic(digest_path(path), (file_sha256(tmp) + "\n").encode("ascii"))
+    digest, signature = _hash(tmp)
+    write_atomic(digest_path(path), (digest + "\n").encode("ascii"))
     os.replace(tmp, path)
+    # The rename may set ctime; the rest (inode, size, mtime) must still be what was hashed.
+    renamed = _signature(os.stat(path))
+    _record_signature(path, digest, renamed if signature is not None and renamed[:4] == signature[:4] else None)
     return counts
 
 

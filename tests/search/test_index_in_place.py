@@ -9,6 +9,7 @@ update deletes and inserts them again, enough pages for SQLite to write some bef
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+import chpit_assets.search.index as index_module
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import load_sample_catalog
@@ -34,6 +36,7 @@ from chpit_assets.search.index import (
     index_path,
     journal_path,
     mismatch,
+    signature_path,
 )
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
@@ -63,7 +66,9 @@ if mode == "before_commit":
     insert = index._insert
     index._insert = lambda *a: (insert(*a), die())
 elif mode == "before_digest":
-    index.write_atomic = die
+    index._record = die
+elif mode == "before_signature":
+    index._record_signature = die
 with Store(store).connect(read_only=True) as con:
     index.build_index(con, "de", search_dir)
 """
@@ -114,7 +119,8 @@ def test_an_update_writes_the_file_in_place_and_its_answers_are_those_of_a_build
         result = build_index(con, "de", search_dir)
     assert result.editions_added == result.editions_removed > 0 and result.distrusted is None
     assert path.stat().st_ino == inode  # not a copy renamed over it
-    assert sorted(p.name for p in search_dir.iterdir()) == ["de.sqlite", "de.sqlite.sha256"]  # no tmp, no journal
+    names = sorted(p.name for p in search_dir.iterdir())
+    assert names == ["de.sqlite", "de.sqlite.sha256", "de.sqlite.stat"]  # no tmp, no journal
     assert mismatch(path) is None
     assert _sha(path) == _sha(index_path(root / "updated", "de"))  # deterministic: same SQL, same bytes
     assert _answers(search_dir) == _answers(root / "fresh")
@@ -226,3 +232,116 @@ def test_a_journal_beside_a_replaced_file_is_not_rolled_back_into_the_new_one(sa
     db.close()
     assert _sha(path) == _sha(index_path(root / "fresh", "de"))  # a build from scratch, byte for byte
     assert mismatch(path) is None and _answers(search_dir) == _answers(root / "fresh")
+
+
+def _hashes(monkeypatch) -> list[Path]:
+    """The files the index module hashes in full from now on."""
+    seen: list[Path] = []
+    real = index_module.file_sha256
+    monkeypatch.setattr(index_module, "file_sha256", lambda path: (seen.append(Path(path)), real(path))[1])
+    return seen
+
+
+def _stale_with_signature(root: Path, search_dir: Path) -> Path:
+    """The stale index as the build that made it leaves it: digest and signature recorded."""
+    shutil.copytree(root / "stale", search_dir)
+    path = index_path(search_dir, "de")
+    index_module._record(path, *index_module._hash(path))
+    assert signature_path(path).exists()
+    return path
+
+
+def test_an_update_hashes_the_index_once_and_writes_the_same_bytes(sample, tmp_path, monkeypatch):
+    """The file is unchanged since its digest was computed (its signature says so): the build
+    starts from it without hashing it, and hashes only the result (issue 27.2)."""
+    store, root = sample
+    path = _stale_with_signature(root, tmp_path / "search")
+    seen = _hashes(monkeypatch)
+    with store.connect(read_only=True) as con:
+        result = build_index(con, "de", tmp_path / "search")
+    assert result.distrusted is None and result.editions_added > 0
+    assert seen == [path]  # the new bytes only
+    with store.connect(read_only=True) as con:
+        again = build_index(con, "de", tmp_path / "search")
+    assert (again.editions_added, again.distrusted) == (0, None) and seen == [path]  # nothing hashed
+    assert _sha(path) == _sha(index_path(root / "updated", "de")) and mismatch(path) is None
+    assert digest_path(path).read_text() == digest_path(index_path(root / "updated", "de")).read_text()
+
+
+def test_a_build_from_scratch_records_the_signature_and_the_next_build_trusts_it(sample, tmp_path, monkeypatch):
+    store, root = sample
+    with store.connect(read_only=True) as con:
+        build_index(con, "de", tmp_path)
+    seen = _hashes(monkeypatch)
+    with store.connect(read_only=True) as con:
+        again = build_index(con, "de", tmp_path)
+    assert (again.editions_added, again.distrusted, seen) == (0, None, [])
+    assert _sha(index_path(tmp_path, "de")) == _sha(index_path(root / "fresh", "de"))
+
+
+def test_an_edit_that_keeps_the_size_and_puts_the_mtime_back_is_still_caught(sample, tmp_path):
+    """A write changes ctime, which no one but the clock sets: the signature no longer matches, the
+    build hashes in full and rebuilds the file from scratch."""
+    store, root = sample
+    path = _stale_with_signature(root, tmp_path / "search")
+    before = os.stat(path)
+    with open(path, "r+b") as fh:
+        fh.seek(before.st_size // 2)
+        byte = fh.read(1)
+        fh.seek(before.st_size // 2)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size and os.stat(path).st_mtime_ns == before.st_mtime_ns
+    with store.connect(read_only=True) as con:
+        result = build_index(con, "de", tmp_path / "search")
+    assert result.distrusted is not None and "changed on disk" in result.distrusted
+    assert _sha(path) == _sha(index_path(root / "fresh", "de")) and mismatch(path) is None
+
+
+@pytest.mark.parametrize("kind", ["garbage", "another file's", "another digest"])
+def test_a_signature_that_does_not_vouch_for_the_file_is_not_used(sample, tmp_path, monkeypatch, kind):
+    store, root = sample
+    path = _stale_with_signature(root, tmp_path / "search")
+    stat = signature_path(path)
+    if kind == "garbage":
+        stat.write_bytes(b"\x00not json")
+    elif kind == "another file's":
+        # The same bytes and digest copied elsewhere: another inode, so its signature is not this one's.
+        copy = tmp_path / "copy"
+        shutil.copytree(tmp_path / "search", copy)
+        shutil.copy(stat, signature_path(index_path(copy, "de")))
+        path = index_path(copy, "de")
+    else:
+        recorded = json.loads(stat.read_bytes())
+        stat.write_text(json.dumps({**recorded, "sha256": "0" * 64}))
+    seen = _hashes(monkeypatch)
+    assert not index_module._unchanged_since_hashed(path)
+    with store.connect(read_only=True) as con:
+        result = build_index(con, "de", path.parent)
+    assert result.distrusted is None and seen[0] == path  # hashed in full first, found whole
+    assert _sha(path) == _sha(index_path(root / "updated", "de"))
+
+
+def test_no_signature_is_recorded_from_timestamps_a_later_write_could_repeat(tmp_path):
+    """A file stamped ahead of our clock (another machine's, or set by hand): a write in the next
+    hour could leave the same times, so its signature would not vouch for anything."""
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 4096)
+    assert index_module._hash(path)[1] is not None
+    future = time.time_ns() + 3_600 * 10**9
+    os.utime(path, ns=(future, future))
+    assert index_module._hash(path) == (file_sha256(path), None)
+
+
+def test_an_update_killed_before_its_signature_is_trusted_by_hash_and_signed_again(sample, tmp_path, monkeypatch):
+    store, root = sample
+    search_dir = tmp_path / "search"
+    path = _stale_with_signature(root, search_dir)
+    _kill_child(store, search_dir, "before_signature")
+    assert mismatch(path) is None and _sha(path) == _sha(index_path(root / "updated", "de"))
+    assert not index_module._unchanged_since_hashed(path)  # the stat file names the old digest
+    seen = _hashes(monkeypatch)
+    with store.connect(read_only=True) as con:
+        result = build_index(con, "de", search_dir)
+    assert (result.editions_added, result.distrusted, seen) == (0, None, [path])
+    assert index_module._unchanged_since_hashed(path)

@@ -40,13 +40,16 @@ def search_track(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
     """The search track (an extra config, never mixed into core/full): each benchmark item asked by a
     distinctive phrase of its wording instead of its number (chpit_assets/search/track.py), in
     data/build/search-{lang}.jsonl; skipped items counted by reason. Only items whose inputs changed
-    are searched again; the others reuse the last build's phrases (issue 27.1)."""
+    are searched again; the others reuse the last build's phrases, and editions normalised by an earlier
+    build are read from the track's text cache (issue 27.1)."""
     lang = context.partition_key
     items = load_items(chpit.store, lang)
     with chpit.store.connect(read_only=True) as con:
         track, data = update_track(con, items, lang, chpit.build_dir, chpit.search_dir)
     if track.distrusted:
         context.log.warning(f"search_track[{lang}]: every phrase searched again: {track.distrusted}")
+    if track.texts_distrusted:
+        context.log.warning(f"search_track[{lang}]: normalised texts refused: {track.texts_distrusted}")
     path = track_path(chpit.build_dir, lang)
     return dg.MaterializeResult(
         data_version=data_version(data),
@@ -56,6 +59,7 @@ def search_track(context: dg.AssetExecutionContext, chpit: ChpitStore) -> dg.Mat
             "of_bench_items": len(items),
             "skipped": dg.MetadataValue.json({k: track.skipped.get(k, 0) for k in SKIPS}),
             "phrases_searched_now": track.searched,
+            "editions_normalised_now": len(track.normalised),
             "rebuilt_because": track.distrusted or "",
         },
     )
