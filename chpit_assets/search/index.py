@@ -227,7 +227,7 @@ def _unchanged_since_hashed(path: Path) -> bool:
         return False
 
 
-def _build_check(path: Path) -> str | None:
+def build_mismatch(path: Path) -> str | None:
     """`mismatch` as a build asks it: no hash when the file is unchanged since its digest was
     computed; a full hash that matches records the signature, so the next build skips it."""
     if _unchanged_since_hashed(path):
@@ -265,7 +265,7 @@ def build_index(con: duckdb.DuckDBPyConnection, lang: str, search_dir: Path | st
     distrusted = None
     if path.exists():
         _roll_back_interrupted(path)
-        distrusted = _build_check(path)
+        distrusted = build_mismatch(path)
         if distrusted is None:
             version, stored, counts = _read_stored(path)
             if version != INDEX_VERSION:
