@@ -88,6 +88,18 @@ def test_second_run_downloads_nothing(fedlex, served, tmp_path, sleeps):
     assert [(r.path, r.sha256) for r in second] == [(r.path, r.sha256) for r in first]
 
 
+def test_an_indexed_file_that_is_gone_is_fetched_again(fedlex, served, tmp_path, sleeps):
+    first = download_editions(served, tmp_path / "cache", sleep=sleeps)
+    gone = next(r for r in first if r.ok)
+    gone.path.unlink()
+    hits = fedlex.hits.copy()
+    second = download_editions(served, tmp_path / "cache", sleep=sleeps)
+    (again,) = [r for r in second if r.edition == gone.edition]
+    assert (again.stage, again.path, again.path.is_file()) == ("downloaded", gone.path, True)
+    assert fedlex.hits[path_of(fedlex, gone.edition)] == hits[path_of(fedlex, gone.edition)] + 1
+    assert all(r.stage == "cached" for r in second if r.edition != gone.edition and r.ok)
+
+
 def test_html_shell_with_200_is_rejected(fedlex, served, tmp_path, sleeps):
     catalog = only(served, DSG + "/20250707", "fr")
     fedlex.files[path_of(fedlex, catalog.editions[0])] = HTML_SHELL
@@ -241,6 +253,30 @@ def test_a_partial_temp_file_from_a_dead_run_is_swept_and_never_used(fedlex, ser
         and final.read_bytes() == fedlex.files[path_of(fedlex, catalog.editions[0])]
     )
     assert not stale.exists() and young.exists()  # a young one may belong to a running process
+
+
+def test_stale_temp_files_are_swept_at_most_once_per_interval(tmp_path):
+    cache = EditionCache(tmp_path / "cache")
+    folder = tmp_path / "cache" / "sha256" / "ab"
+    folder.mkdir(parents=True)
+    old = time.time() - 2 * EditionCache.TEMP_STALE_AFTER
+
+    def stale(name: str) -> Path:
+        path = folder / f".{name}.xml.1.tmp"
+        path.write_bytes(b"<akomaNtoso")
+        os.utime(path, (old, old))
+        return path
+
+    first = stale("first")
+    cache.sweep_stale_temp()
+    assert not first.exists()
+    second = stale("second")
+    cache.sweep_stale_temp()  # within the interval of the last sweep: no walk over the cache
+    assert second.exists()
+    mark = tmp_path / "cache" / "last-sweep"
+    os.utime(mark, (old, old))
+    cache.sweep_stale_temp()
+    assert not second.exists()
 
 
 def test_a_cached_url_claimed_by_another_edition_is_checked_again(fedlex, served, tmp_path, sleeps):
