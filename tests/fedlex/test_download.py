@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 from urllib.request import url2pathname
 
 import pytest
@@ -328,9 +328,8 @@ def test_an_edition_whose_act_is_not_in_the_catalog(served, tmp_path, sleeps):
     assert result.stage == "validate" and "act is not in the catalog" in result.error
 
 
-@pytest.mark.parametrize("name", ["../outside.xml", "/etc/passwd", "cc-1/./x.xml", "cc-1//x.xml"])
-def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
-    (tmp_path / "catalog.json").write_text(
+def _one_file_catalog(folder: Path, name: str) -> None:
+    (folder / "catalog.json").write_text(
         json.dumps(
             {
                 "acts": [
@@ -352,8 +351,23 @@ def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
         ),
         encoding="utf-8",
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["../outside.xml", "/etc/passwd", "cc-1/./x.xml", "cc-1//x.xml", "cc-1/../../x.xml", "cc-1/", "cc-1/.."]
+)
+def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
+    _one_file_catalog(tmp_path, name)
     with pytest.raises(CatalogError, match=r"cc/1/1/20200101 \[de\]: file .* is not a plain relative path"):
         load_sample_catalog(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["cc-1/x.xml", "cc 1/x ä.xml", "cc-1/x%20y.xml", "cc-1/.x~_-.xml", "cc-1/x?#.xml"])
+def test_a_sample_file_url_quotes_what_needs_quoting(tmp_path, name):
+    _one_file_catalog(tmp_path, name)
+    (edition,) = load_sample_catalog(tmp_path).editions
+    assert edition.file_url == f"{tmp_path.resolve().as_uri()}/{quote(name)}"
+    assert url2pathname(urlsplit(edition.file_url).path) == str(tmp_path.resolve() / name)
 
 
 def test_sample_file_urls_are_the_files_uris(sample_catalog):
