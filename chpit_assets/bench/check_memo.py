@@ -3,8 +3,9 @@ decodes and checks only the lines that changed (issue 27.2: the checks re-read 1
 B12 for every item on each rebuild).
 
 A line's facts (`validate.item_facts`) depend on nothing but its bytes and the checking code. They
-are kept under the sha256 of the bytes as stored in bench_line (facts never read the core flag,
-which is stamped on later), in a file stamped with a digest of that code. A remembered fact is
+are kept under the sha256 of the line with its core flag false, as bench_line stores it (facts never
+read the flag, and B16 moves hundreds of flags a rebuild), in a file stamped with a digest of that
+code. A remembered fact is
 therefore reused only for bytes identical to the ones it was computed from, by code identical to
 the code that would compute it now: it cannot hide a fault in a line, which would have different
 bytes. The file is refused whole, and every line checked afresh, when it is unreadable, damaged
@@ -19,10 +20,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..corpus.store import Store
 from ..files import write_atomic
 from . import eligibility, validate
 from .eligibility import TextMemo
-from .items import stamp_core
+from .items import _load_lines, stamp_core
 
 FACT_KEYS = (*validate.FACT_FIELDS, "dated", "discriminable")
 
@@ -89,9 +91,14 @@ class Checked:
     refused: str | None = None  # why the memo was not used, when it was not
 
 
-def check_lines(rows: list[tuple[bool, bytes]], memo_file: Path, published_ids: Collection[str]) -> Checked:
-    """Facts of `rows` ((core, line as stored) by id, `items.stored_lines`), from the memo where the
-    line's bytes are remembered; the memo file is brought up to date with exactly these lines."""
+def check_language(store: Store, lang: str, memo_file: Path, published_ids: Collection[str]) -> Checked:
+    """`check_lines` over the language's lines as written, in id order."""
+    return check_lines(_load_lines(store, lang, core_only=False), memo_file, published_ids)
+
+
+def check_lines(lines: list[bytes], memo_file: Path, published_ids: Collection[str]) -> Checked:
+    """Facts of item `lines` (as written: core flags stamped), from the memo where a line's bytes
+    are remembered; the memo file is brought up to date with exactly these lines."""
     refused = None
     try:
         known = read_memo(memo_file)
@@ -102,11 +109,11 @@ def check_lines(rows: list[tuple[bool, bytes]], memo_file: Path, published_ids: 
     facts: list[dict] = []
     published: list[dict] = []
     checked_now = 0
-    for core, line in rows:
-        digest = hashlib.sha256(line).hexdigest()
+    for line in lines:
+        digest = hashlib.sha256(stamp_core(line, False)).hexdigest()
         fact = known.get(digest)
         if fact is None or fact["id"] in published_ids:
-            item = json.loads(stamp_core(line, core))
+            item = json.loads(line)
             if fact is None:
                 fact = validate.item_facts(item, texts)
                 checked_now += 1

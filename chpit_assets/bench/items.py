@@ -531,20 +531,15 @@ def load_items(store: Store, lang: str, core_only: bool = False) -> list[dict]:
 
 
 def _load_lines(store: Store, lang: str, core_only: bool) -> list[bytes]:
-    return [stamp_core(line, core) for core, line in stored_lines(store, lang, core_only)]
-
-
-def stored_lines(store: Store, lang: str, core_only: bool = False) -> list[tuple[bool, bytes]]:
-    """The language's (core flag, line as stored in bench_line: its flag not stamped yet), sorted by
-    id (read-only)."""
     where = "lang = $lang" + (" AND core" if core_only else "")
     with store.connect(read_only=True) as con:
         require_tables(con, "reading bench_item")
-        return con.execute(
+        rows = con.execute(
             f"SELECT i.core, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) "
             f"WHERE {where} ORDER BY i.id",
             {"lang": lang},
         ).fetchall()
+        return [stamp_core(line, core) for core, line in rows]
 
 
 def core_path(build_dir: Path | str, lang: str) -> Path:

@@ -12,15 +12,16 @@ from chpit_assets.bench import check_memo
 from chpit_assets.bench.check_memo import check_lines, memo_path, read_memo, write_memo
 from chpit_assets.bench.eligibility import TextMemo
 from chpit_assets.bench.files import item_line
+from chpit_assets.bench.items import stamp_core
 from chpit_assets.bench.validate import item_facts
 
 from .conftest import long_text
 from .test_validate import item
 
 
-def _row(it: dict, core: bool = False) -> tuple[bool, bytes]:
-    """(core flag, line as bench_line stores it: flag false until stamped)."""
-    return core, item_line({**it, "core": False}).encode()
+def _row(it: dict, core: bool = False) -> bytes:
+    """The item's line as written, its core flag stamped."""
+    return stamp_core(item_line({**it, "core": False}).encode(), core)
 
 
 def _items() -> list[dict]:
@@ -53,7 +54,7 @@ def test_remembered_facts_equal_fresh_ones(memo):
     assert [f["id"] for f in first.facts if not f["dated"]] == ["late"]
     assert [f["id"] for f in first.facts if not f["discriminable"]] == ["same"]
     # Core flags moved (B16 redraws them): the lines as stored are the same, nothing is checked again.
-    again = check_lines([(not core, line) for core, line in rows], memo, set())
+    again = check_lines([_row(i, core=n % 2 == 1) for n, i in enumerate(items)], memo, set())
     assert (again.checked_now, again.facts) == (0, first.facts)
 
 
@@ -65,7 +66,7 @@ def test_a_changed_line_is_checked_again_and_the_memo_keeps_only_current_lines(m
     assert second.checked_now == 1
     assert [f["id"] for f in second.facts if not f["dated"]] == ["a", "late"]
     assert second.facts == _fresh(items)
-    assert set(read_memo(memo)) == {hashlib.sha256(line).hexdigest() for _, line in map(_row, items)}
+    assert set(read_memo(memo)) == {hashlib.sha256(_row(i)).hexdigest() for i in items}
 
 
 def test_published_items_are_decoded_whole_even_when_remembered(memo):

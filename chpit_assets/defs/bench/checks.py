@@ -11,9 +11,8 @@ from collections.abc import Callable, Iterator
 import dagster as dg
 
 from chpit_assets.bench import validate
-from chpit_assets.bench.check_memo import Checked, check_lines, memo_path
+from chpit_assets.bench.check_memo import Checked, check_language, memo_path
 from chpit_assets.bench.frozen import changed_items, load_frozen
-from chpit_assets.bench.items import stored_lines
 
 from ..partitions import lang_partitions
 from ..resources import ChpitStore
@@ -67,7 +66,7 @@ def bench_items_checks(context: dg.AssetCheckExecutionContext, chpit: ChpitStore
     lang = context.partition_key
     stats = _stats(chpit, lang)
     frozen = load_frozen(chpit.frozen_path, lang)  # the one setting the build read it from (issue 23.3)
-    checked = check_lines(stored_lines(chpit.store, lang), memo_path(chpit.cache_dir, lang), {f["id"] for f in frozen})
+    checked = check_language(chpit.store, lang, memo_path(chpit.cache_dir, lang), {f["id"] for f in frozen})
     if checked.refused:
         context.log.warning(f"bench_items_checks[{lang}]: every line checked afresh: {checked.refused}")
     for name, (_, passing, offending) in CHECKS.items():
