@@ -268,24 +268,12 @@ class EditionCache:
             params = sorted(set(langs))
             query += f" WHERE lang IN ({', '.join('?' * len(params))})"
         with self._connect() as con:
-            rows = [row for row in con.execute(query, params).fetchall() if row[0] in wanted]
-        present = self._present({sha[:2] for _, sha, _, _ in rows})
+            rows = con.execute(query, params).fetchall()
         return {
-            url: IndexEntry(url, sha, cons, lang) for url, sha, cons, lang in rows if f"{sha[:2]}/{sha}.xml" in present
+            url: IndexEntry(url, sha, cons, lang)
+            for url, sha, cons, lang in rows
+            if url in wanted and os.path.isfile(self.content_file(sha))
         }
-
-    def _present(self, prefixes: Iterable[str]) -> set[str]:
-        """The content files ("<aa>/<name>") in the folders of these digest prefixes that are files:
-        one listing per folder instead of a stat per file (a rebuild looks up 4,000 per language)."""
-        found: set[str] = set()
-        for prefix in prefixes:
-            try:
-                with os.scandir(f"{self._root}/sha256/{prefix}") as entries:
-                    # is_file() as os.path.isfile: a regular file, or a link to one.
-                    found.update(f"{prefix}/{e.name}" for e in entries if e.is_file())
-            except OSError:  # no such folder (or unreadable): none of its files is there, as isfile says
-                continue
-        return found
 
     def put(self, url: str, data: bytes, sha256: str, edition: CatalogEdition) -> Path:
         """Store an accepted file, then its index row. Rows are written in batches (`flush`): a
