@@ -22,27 +22,47 @@ def _covers(edition: Mapping, day: date) -> bool:
     return start <= day and (end is None or day <= date.fromisoformat(end))
 
 
-def misdated(items: Sequence[Mapping]) -> list[str]:
+def dated_correctly(item: Mapping) -> bool:
     """B13: `as_of` lies inside the gold edition's validity (end inclusive), and the point-in-time
     lookup on that day returns gold, not the distractor (R2: of the editions covering a day, the later
     start wins). Usually the distractor simply does not cover `as_of`; when the old edition carries no
     end date (allowed by B11), both cover an `after` item's day and the newer gold wins."""
+    day = date.fromisoformat(item["as_of"])
+    gold, distractor = item["gold"], item["distractor"]
+    return _covers(gold, day) and (
+        not _covers(distractor, day) or gold["date_applicability"] > distractor["date_applicability"]
+    )
 
-    def resolves_to_gold(item: Mapping) -> bool:
-        day = date.fromisoformat(item["as_of"])
-        gold, distractor = item["gold"], item["distractor"]
-        return _covers(gold, day) and (
-            not _covers(distractor, day) or gold["date_applicability"] > distractor["date_applicability"]
-        )
 
-    return [i["id"] for i in items if not resolves_to_gold(i)]
+def discriminable(item: Mapping, texts: TextMemo) -> bool:
+    """B12: the gold text has a unit the distractor's normalised text does not contain."""
+    return texts.discriminates(item["gold"]["text"], item["distractor"]["text"])
+
+
+def misdated(items: Sequence[Mapping]) -> list[str]:
+    """B13 (`dated_correctly`) over a set: the items it fails."""
+    return [i["id"] for i in items if not dated_correctly(i)]
 
 
 def without_discriminating_unit(items: Sequence[Mapping]) -> list[str]:
-    """B12: the gold text has a unit the distractor's normalised text does not contain (one memo for
-    the whole set: a change's two items, and neighbouring changes, share their texts)."""
+    """B12 (`discriminable`) over a set, with one memo for the whole set: a change's two items, and
+    neighbouring changes, share their texts."""
     texts = TextMemo()
-    return [i["id"] for i in items if not texts.discriminates(i["gold"]["text"], i["distractor"]["text"])]
+    return [i["id"] for i in items if not discriminable(i, texts)]
+
+
+FACT_FIELDS = ("id", "act_id", "e_id", "change_date")
+"""What B14 and B17 count an item by."""
+
+
+def item_facts(item: Mapping, texts: TextMemo) -> dict:
+    """All the asset checks read from one item besides the published items' whole records:
+    `FACT_FIELDS`, and its own B13 and B12 outcomes (`dated`, `discriminable`)."""
+    return {
+        **{k: item[k] for k in FACT_FIELDS},
+        "dated": dated_correctly(item),
+        "discriminable": discriminable(item, texts),
+    }
 
 
 def over_cap(items: Sequence[Mapping], frozen: Sequence[Mapping], item_cap: int, per_act_cap: int) -> list[str]:

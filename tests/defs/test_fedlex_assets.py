@@ -183,3 +183,34 @@ def test_an_empty_language_catalog_is_refused_not_treated_as_all_withdrawn(tmp_p
     with pytest.raises(CatalogError, match="no edition in 'rm'"):
         FedlexSource(sample_dir=str(tmp_path)).load_catalog("rm")
     assert FedlexSource(sample_dir=str(sample)).load_catalog("rm").editions
+
+
+def test_the_preview_is_the_first_five_articles_in_full_sort_order(tmp_path):
+    """PREVIEW_SQL reads only the editions that can hold the first five articles: the same rows as
+    sorting every article, also when they spread over editions, one of them empty, and two acts
+    share an SR number and a date (the tie is broken by eId, across the two)."""
+    from chpit_assets.corpus.store import Store
+    from chpit_assets.defs.fedlex.assets import PREVIEW_SQL
+    from tests.bench.conftest import Corpus
+
+    corpus = Corpus(Store(tmp_path / "chpit.duckdb"))
+    first, twin, later = corpus.act("a", sr="1.1"), corpus.act("b", sr="1.1"), corpus.act("c", sr="2")
+    corpus.edition(first, "de", "2020-01-01", "2020-12-31", {"art_2": ("2", "a 2020 Art. 2")})
+    corpus.edition(first, "de", "2021-01-01", None, {})
+    corpus.edition(twin, "de", "2021-01-01", None, {"art_1": ("1", "b Art. 1"), "art_3": ("3", "b Art. 3")})
+    corpus.edition(later, "de", "2019-01-01", None, {f"art_{n}": (str(n), f"c {n}") for n in range(1, 9)})
+    corpus.edition(later, "fr", "2019-01-01", None, {"art_1": ("1", "fr")})
+    corpus.flush()
+    full = """SELECT c.sr_number, c.abbreviation, v.date_applicability, a.article_number, left(a.text, 120) AS text
+              FROM ch_act_article a JOIN ch_act_version v USING (version_id) JOIN ch_act c USING (act_id)
+              WHERE v.lang = ? ORDER BY c.sr_number, v.date_applicability, a.e_id, a.occurrence LIMIT 5"""
+    for lang in ("de", "fr", "it"):
+        expected = corpus.store.frame(full, [lang]).rows()
+        assert corpus.store.frame(PREVIEW_SQL, [lang]).rows() == expected
+    assert [r[4] for r in corpus.store.frame(PREVIEW_SQL, ["de"]).rows()] == [
+        "a 2020 Art. 2",
+        "b Art. 1",
+        "b Art. 3",
+        "c 1",
+        "c 2",
+    ]

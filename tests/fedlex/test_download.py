@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 from urllib.request import url2pathname
 
 import pytest
@@ -86,6 +86,18 @@ def test_second_run_downloads_nothing(fedlex, served, tmp_path, sleeps):
     assert sum(fedlex.hits.values()) == hits == with_file(served)
     assert [r.stage for r in second] == ["cached" if r.stage == "downloaded" else r.stage for r in first]
     assert [(r.path, r.sha256) for r in second] == [(r.path, r.sha256) for r in first]
+
+
+def test_an_indexed_file_that_is_gone_is_fetched_again(fedlex, served, tmp_path, sleeps):
+    first = download_editions(served, tmp_path / "cache", sleep=sleeps)
+    gone = next(r for r in first if r.ok)
+    gone.path.unlink()
+    hits = fedlex.hits.copy()
+    second = download_editions(served, tmp_path / "cache", sleep=sleeps)
+    (again,) = [r for r in second if r.edition == gone.edition]
+    assert (again.stage, again.path, again.path.is_file()) == ("downloaded", gone.path, True)
+    assert fedlex.hits[path_of(fedlex, gone.edition)] == hits[path_of(fedlex, gone.edition)] + 1
+    assert all(r.stage == "cached" for r in second if r.edition != gone.edition and r.ok)
 
 
 def test_html_shell_with_200_is_rejected(fedlex, served, tmp_path, sleeps):
@@ -243,6 +255,30 @@ def test_a_partial_temp_file_from_a_dead_run_is_swept_and_never_used(fedlex, ser
     assert not stale.exists() and young.exists()  # a young one may belong to a running process
 
 
+def test_stale_temp_files_are_swept_at_most_once_per_interval(tmp_path):
+    cache = EditionCache(tmp_path / "cache")
+    folder = tmp_path / "cache" / "sha256" / "ab"
+    folder.mkdir(parents=True)
+    old = time.time() - 2 * EditionCache.TEMP_STALE_AFTER
+
+    def stale(name: str) -> Path:
+        path = folder / f".{name}.xml.1.tmp"
+        path.write_bytes(b"<akomaNtoso")
+        os.utime(path, (old, old))
+        return path
+
+    first = stale("first")
+    cache.sweep_stale_temp()
+    assert not first.exists()
+    second = stale("second")
+    cache.sweep_stale_temp()  # within the interval of the last sweep: no walk over the cache
+    assert second.exists()
+    mark = tmp_path / "cache" / "last-sweep"
+    os.utime(mark, (old, old))
+    cache.sweep_stale_temp()
+    assert not second.exists()
+
+
 def test_a_cached_url_claimed_by_another_edition_is_checked_again(fedlex, served, tmp_path, sleeps):
     catalog = only(served, DSG + "/20250707", "de")
     download_editions(catalog, tmp_path / "cache", sleep=sleeps)
@@ -292,9 +328,8 @@ def test_an_edition_whose_act_is_not_in_the_catalog(served, tmp_path, sleeps):
     assert result.stage == "validate" and "act is not in the catalog" in result.error
 
 
-@pytest.mark.parametrize("name", ["../outside.xml", "/etc/passwd", "cc-1/./x.xml", "cc-1//x.xml"])
-def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
-    (tmp_path / "catalog.json").write_text(
+def _one_file_catalog(folder: Path, name: str) -> None:
+    (folder / "catalog.json").write_text(
         json.dumps(
             {
                 "acts": [
@@ -316,8 +351,23 @@ def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
         ),
         encoding="utf-8",
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["../outside.xml", "/etc/passwd", "cc-1/./x.xml", "cc-1//x.xml", "cc-1/../../x.xml", "cc-1/", "cc-1/.."]
+)
+def test_a_sample_catalog_file_outside_its_folder_is_refused(tmp_path, name):
+    _one_file_catalog(tmp_path, name)
     with pytest.raises(CatalogError, match=r"cc/1/1/20200101 \[de\]: file .* is not a plain relative path"):
         load_sample_catalog(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["cc-1/x.xml", "cc 1/x ä.xml", "cc-1/x%20y.xml", "cc-1/.x~_-.xml", "cc-1/x?#.xml"])
+def test_a_sample_file_url_quotes_what_needs_quoting(tmp_path, name):
+    _one_file_catalog(tmp_path, name)
+    (edition,) = load_sample_catalog(tmp_path).editions
+    assert edition.file_url == f"{tmp_path.resolve().as_uri()}/{quote(name)}"
+    assert url2pathname(urlsplit(edition.file_url).path) == str(tmp_path.resolve() / name)
 
 
 def test_sample_file_urls_are_the_files_uris(sample_catalog):

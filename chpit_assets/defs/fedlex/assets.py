@@ -79,6 +79,27 @@ def fedlex_editions(
     )
 
 
+# The language's first five articles by (SR number, edition date, eId, occurrence). Sorting every
+# article joined with its edition took 20-50 ms a language; only the editions whose (SR number,
+# date) key is at most that of the first edition reaching the fifth article can hold them.
+PREVIEW_SQL = """
+WITH editions AS (
+    SELECT v.version_id, c.sr_number, c.abbreviation, v.date_applicability
+    FROM ch_act_version v JOIN ch_act c USING (act_id) WHERE v.lang = $1
+), counted AS (
+    SELECT e.*, coalesce(sum(n.articles) OVER (
+               ORDER BY sr_number, date_applicability ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM editions e
+    JOIN (SELECT version_id, count(*) AS articles FROM ch_act_article
+          WHERE version_id IN (SELECT version_id FROM editions) GROUP BY version_id) n USING (version_id)
+)
+SELECT e.sr_number, e.abbreviation, e.date_applicability, a.article_number, left(a.text, 120) AS text
+FROM counted e JOIN ch_act_article a USING (version_id)
+WHERE (e.sr_number, e.date_applicability) <= (SELECT max((sr_number, date_applicability)) FROM counted WHERE before < 5)
+ORDER BY e.sr_number, e.date_applicability, a.e_id, a.occurrence LIMIT 5
+"""
+
+
 @dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"duckdb"}, pool="duckdb_writer")
 def parsed_articles(
     context: dg.AssetExecutionContext,
@@ -102,12 +123,7 @@ def parsed_articles(
             refetch=(lambda e: downloader.refetch(fedlex_catalog, e)) if fedlex.mode == "live" else None,
             progress=ProgressLog(context.log.info, "editions parsed"),
         )
-    preview = chpit.store.frame(
-        """SELECT c.sr_number, c.abbreviation, v.date_applicability, a.article_number, left(a.text, 120) AS text
-           FROM ch_act_article a JOIN ch_act_version v USING (version_id) JOIN ch_act c USING (act_id)
-           WHERE v.lang = ? ORDER BY c.sr_number, v.date_applicability, a.e_id, a.occurrence LIMIT 5""",
-        [context.partition_key],
-    )
+    preview = chpit.store.frame(PREVIEW_SQL, [context.partition_key])
     metadata: dict[str, Any] = {
         "acts": report.acts,
         "editions": report.editions,
