@@ -212,6 +212,25 @@ def drive(
 
 
 @contextmanager
+def ticking(interval: float, tick: Callable[[], None], name: str) -> Iterator[None]:
+    """Call `tick` every `interval` seconds from a thread of its own while the body runs; stopped and
+    joined when the body ends."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            tick()
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextmanager
 def _launching_meanwhile(queued: Callable[[], int], launch: Callable[[], None]) -> Iterator[None]:
     """While the backfill iteration runs in this thread, `launch` (the run queue's iteration) from a
     second thread whenever more of the backfill's runs are `queued`, as the daemon's run queue thread
@@ -219,23 +238,17 @@ def _launching_meanwhile(queued: Callable[[], int], launch: Callable[[], None]) 
     iteration: three language runs, 0.5-1.5 s and more under load), so without this the first run
     waited for the last to be planned (issue 27.2). The iteration itself stays in this thread, where
     Ctrl-C interrupts it at once (invocation.interrupts_at_once)."""
-    stop = threading.Event()
+    seen = 0
 
-    def watch() -> None:
-        seen = 0
-        while not stop.wait(WATCH_SECONDS):
-            now = queued()
-            if now > seen:
-                launch()
-            seen = now
+    def tick() -> None:
+        nonlocal seen
+        now = queued()
+        if now > seen:
+            launch()
+        seen = now
 
-    thread = threading.Thread(target=watch, name="chpit-run-queue", daemon=True)
-    thread.start()
-    try:
+    with ticking(WATCH_SECONDS, tick, "chpit-run-queue"):
         yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _queued(instance: dg.DagsterInstance, backfill_id: str) -> int:

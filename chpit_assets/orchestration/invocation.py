@@ -162,19 +162,10 @@ class ProgressWatch:
     @contextmanager
     def running(self, interval: float = backfill.DRIVE_SECONDS) -> Iterator[None]:
         """Poll in a thread of its own while the body drives the backfill."""
-        stop = threading.Event()
-
-        def loop() -> None:
-            while not stop.wait(interval):
-                self.poll()
-
-        thread = threading.Thread(target=loop, name="chpit-progress", daemon=True)
-        thread.start()
         try:
-            yield
+            with backfill.ticking(interval, self.poll, "chpit-progress"):
+                yield
         finally:
-            stop.set()
-            thread.join()
             self.bars.close()
 
 
