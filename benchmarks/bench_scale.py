@@ -96,7 +96,7 @@ def build(corpus: Path) -> dict:
         index = timed(f"search_index[{lang}]", lambda: _search_index(store, data, lang))
         steps[f"search_index[{lang}]"].update(indexed_now=index.editions_added)
         track = timed(f"search_track[{lang}]", lambda: _search_track(store, data, lang))
-        steps[f"search_track[{lang}]"].update(track_items=len(track.items), searched=track.searched)
+        steps[f"search_track[{lang}]"].update(track_items=track.written, searched=track.searched)
     timed("build_report", lambda: write_report(data / "build" / "build-report.json", build_report(store, None)))
     timed("close_store", lambda: release_held(store.path))  # the run's last checkpoint
     total = round(sum(s["s"] for s in steps.values()), 2)
@@ -116,12 +116,12 @@ def _search_index(store, data: Path, lang: str):
 
 
 def _search_track(store, data: Path, lang: str):
-    from chpit_assets.bench.items import load_items
+    from chpit_assets.bench.items import _load_lines
     from chpit_assets.search.track import update_track
 
-    items = load_items(store, lang)
+    lines = _load_lines(store, lang, core_only=False)  # as the asset reads them
     with store.connect(read_only=True) as con:
-        track, _ = update_track(con, items, lang, data / "build", data / "search")
+        track, _ = update_track(con, lines, lang, data / "build", data / "search")
     return track
 
 

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 T = TypeVar("T")
 
 from benchmarks.common import emit, record, spread  # noqa: E402
-from chpit_assets.bench.items import load_items  # noqa: E402
+from chpit_assets.bench.items import _load_lines  # noqa: E402
 from chpit_assets.corpus.store import Store  # noqa: E402
 from chpit_assets.search.engine import SearchIndex  # noqa: E402
 from chpit_assets.search.index import IndexBuild, build_index, build_mismatch, digest_path, index_path  # noqa: E402
@@ -55,8 +55,10 @@ from chpit_assets.search.track import (  # noqa: E402
     StoreEditions,
     TrackBuild,
     build_track,
+    lines_path,
     phrases_path,
     texts_path,
+    track_path,
     update_track,
 )
 
@@ -155,35 +157,41 @@ def _assets(corpus: Path, lang: str, repeat: int) -> dict:
     data = corpus / "_build"
     store = Store(data / "chpit.duckdb")
     out_dir, search_dir, saved = data / "search-bench", data / "search-bench" / "search", data / "search-bench-saved"
-    phrases, texts, index = phrases_path(search_dir, lang), texts_path(search_dir, lang), index_path(search_dir, lang)
+    index = index_path(search_dir, lang)
+    kept = [phrases_path(search_dir, lang), texts_path(search_dir, lang), lines_path(search_dir, lang)]
 
     def track(into: Path) -> tuple[float, tuple[TrackBuild, bytes]]:
-        items = load_items(store, lang)  # as the asset does: part of its time
-        with store.connect(read_only=True) as con:
-            return _timed(lambda: update_track(con, items, lang, into, into / "search"))
+        def update() -> tuple[TrackBuild, bytes]:
+            lines = _load_lines(store, lang, core_only=False)  # as the asset does: part of its time
+            with store.connect(read_only=True) as con:
+                return update_track(con, lines, lang, into, into / "search")
+
+        return _timed(update)
 
     def index_build() -> tuple[float, IndexBuild]:
         with store.connect(read_only=True) as con:
             return _timed(lambda: build_index(con, lang, search_dir))
 
     shutil.rmtree(out_dir, ignore_errors=True)
-    fig: dict = {"items": len(load_items(store, lang))}
+    fig: dict = {"items": len(_load_lines(store, lang, core_only=False))}
     full_track, full_index = [], []
     for _ in range(repeat):
-        phrases.unlink(missing_ok=True)
-        texts.unlink(missing_ok=True)  # from scratch: no normalised text kept either
+        for path in kept:  # from scratch: no phrase, normalised text or line kept
+            path.unlink(missing_ok=True)
         seconds, (built, _) = track(out_dir)
         full_track.append(seconds)
         index.unlink(missing_ok=True)
         seconds, made = index_build()
         full_index.append(seconds)
     fig["track_full_s"], fig["index_full_s"] = spread(full_track), spread(full_index)
-    fig["track_items"], fig["index_articles"], fig["index_editions"] = len(built.items), made.articles, made.editions
+    fig["track_items"], fig["index_articles"], fig["index_editions"] = built.written, made.articles, made.editions
     fig["track_unchanged_s"] = spread([track(out_dir)[0] for _ in range(repeat)])
     fig["index_unchanged_s"] = spread([index_build()[0] for _ in range(repeat)])
 
     shutil.rmtree(saved, ignore_errors=True)
     shutil.copytree(search_dir, saved)
+    saved_track = data / "search-bench-saved.jsonl"  # the search file the lines memo describes
+    shutil.copy(track_path(out_dir, lang), saved_track)
     catalog = load_sample_catalog(corpus)
     act = catalog.acts[0]
     latest = max(
@@ -197,6 +205,7 @@ def _assets(corpus: Path, lang: str, repeat: int) -> dict:
     for _ in range(repeat):
         shutil.rmtree(search_dir)
         shutil.copytree(saved, search_dir)
+        shutil.copy(saved_track, track_path(out_dir, lang))
         # A copy is a new file to the index's stat signature: hashed in full once, as the first build
         # after a restore would; a nightly's index is the file its last build wrote (search/index.py).
         assert build_mismatch(index) is None

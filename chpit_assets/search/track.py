@@ -39,6 +39,16 @@ fingerprint and the texts, is still right: a damaged or moved entry is normalise
 rewritten, and a file that is not such a cache, or of other rules or another language, is replaced
 (the build's `texts_distrusted`). Its writes are one SQLite transaction: killed inside it, the next
 build's connection rolls the journal back before reading.
+
+After one new edition most items' lines are unchanged, and decoding and rendering all 5,000 again
+was a third of a rebuild's track (issue 27.2). The lines memo (`track-{lang}.lines.json`) records,
+per bench line (sha256 of its bytes with the core flag false: a search item is never core), the two
+editions and phrase key it was searched under and where its line is in the search file written
+with it. A line is carried, as written, while its bytes, its editions' fingerprints and its phrase
+are unchanged; the line is a function of exactly those and of the code in the memo's stamp. The memo
+names the sha256 of that search file: a file edited or replaced since (or a memo older than the
+file, after a build killed between the two writes) is never indexed into; the memo is set aside
+(`lines_distrusted`) and every line rendered again.
 """
 
 from __future__ import annotations
@@ -57,8 +67,11 @@ from typing import Protocol
 
 import duckdb
 
+import chpit_assets.bench.files as files_module
+import chpit_assets.bench.questions as questions_module
 import chpit_scorer.text as text_module
-from chpit_assets.bench.files import jsonl_bytes
+from chpit_assets.bench.files import item_line, lines_bytes
+from chpit_assets.bench.items import stamp_core
 from chpit_assets.bench.questions import format_date
 from chpit_assets.files import write_atomic
 from chpit_scorer import normalise
@@ -155,8 +168,12 @@ class TrackBuild:
     searched: int = 0  # items whose phrase was searched now; the others were reused
     distrusted: str | None = None  # why the reuse file was not used (rebuilt from scratch)
     normalised: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # by fingerprint, not cached yet
-    fingerprints: set[str] = field(default_factory=set)  # of every item's editions: what the cache keeps
+    versions: dict[int, str] = field(default_factory=dict)  # every item's editions' fingerprints: what the cache keeps
+    keys: dict[str, str] = field(default_factory=dict)  # item id -> phrase_key, for the items that have one
     texts_distrusted: str | None = None  # why (some of) the text cache was not used
+    reused_lines: int = 0  # bench lines whose search line was carried from the last build (update_track)
+    written: int = 0  # search lines written (update_track): the carried and the built
+    lines_distrusted: str | None = None  # why the last build's lines were not carried
 
 
 def phrase_key(item: dict, fingerprints: dict[int, str]) -> str | None:
@@ -195,7 +212,7 @@ def build_track(
     held = cached(sorted({fingerprints[v] for v in needed if v in fingerprints})) if cached else {}
     normalised = {v: held[fingerprints[v]] for v in needed if fingerprints.get(v) in held}
     texts = editions.articles(sorted(needed - normalised.keys()))
-    out = TrackBuild([], fingerprints=set(fingerprints.values()))
+    out = TrackBuild([], versions=fingerprints, keys={i["id"]: k for i, k in zip(items, keys) if k is not None})
 
     def others(version_id: int, e_id: str) -> Iterator[str]:
         if version_id not in normalised:
@@ -269,31 +286,46 @@ def phrases_path(search_dir: Path | str, lang: str) -> Path:
 
 
 def phrases_bytes(phrases: Mapping[str, Phrase], lang: str) -> bytes:
-    body = _canonical({k: list(v) for k, v in sorted(phrases.items())})
-    head = {"rules": RULES, "lang": lang, "sha256": hashlib.sha256(body.encode()).hexdigest()}
-    return (_canonical(head) + "\n" + body + "\n").encode()
+    return _sealed_bytes({k: list(v) for k, v in sorted(phrases.items())}, lang)
+
+
+def _sealed_bytes(entries: Mapping, lang: str, head: Mapping | None = None) -> bytes:
+    """A track file: a head line (rules, language, the sha256 of the entries, `head`), the entries line."""
+    body = _canonical(entries)
+    stamp = {**(head or {}), "rules": RULES, "lang": lang, "sha256": hashlib.sha256(body.encode()).hexdigest()}
+    return (_canonical(stamp) + "\n" + body + "\n").encode()
+
+
+def _open_sealed(path: Path, lang: str, what: str) -> tuple[dict, dict] | None:
+    """(head, entries) of the `_sealed_bytes` file at `path`, None when there is none; TrackCacheError
+    unless it is whole, for `lang` and made by these rules."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        head_line, body, rest = raw.decode().split("\n")
+        head, entries = json.loads(head_line), json.loads(body)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise TrackCacheError(f"{path} is not {what} ({e})") from e
+    if rest or not isinstance(head, dict) or not isinstance(entries, dict):
+        raise TrackCacheError(f"{path} is not {what}")
+    if head.get("sha256") != hashlib.sha256(body.encode()).hexdigest():
+        raise TrackCacheError(f"{path}: its entries do not match their recorded sha256 (changed on disk)")
+    if head.get("lang") != lang:
+        raise TrackCacheError(f"{path} holds the entries of {head.get('lang')!r}, not {lang!r}")
+    if head.get("rules") != RULES:
+        raise TrackCacheError(f"{path} was made by other T1-T4 code (rules {head.get('rules')!r}, now {RULES!r})")
+    return head, entries
 
 
 def load_phrases(path: Path, lang: str) -> dict[str, Phrase]:
     """The phrases `path` holds ({} when there is none yet); TrackCacheError unless it is whole, for
     `lang`, made by these rules, and every entry is a phrase or a known skip."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    sealed = _open_sealed(path, lang, "a phrases file")
+    if sealed is None:
         return {}
-    try:
-        head_line, body, rest = raw.decode().split("\n")
-        head, phrases = json.loads(head_line), json.loads(body)
-    except (UnicodeDecodeError, ValueError) as e:
-        raise TrackCacheError(f"{path} is not a phrases file ({e})") from e
-    if rest or not isinstance(head, dict) or not isinstance(phrases, dict):
-        raise TrackCacheError(f"{path} is not a phrases file")
-    if head.get("sha256") != hashlib.sha256(body.encode()).hexdigest():
-        raise TrackCacheError(f"{path}: its entries do not match their recorded sha256 (changed on disk)")
-    if head.get("lang") != lang:
-        raise TrackCacheError(f"{path} holds the phrases of {head.get('lang')!r}, not {lang!r}")
-    if head.get("rules") != RULES:
-        raise TrackCacheError(f"{path} was made by other T1-T4 code (rules {head.get('rules')!r}, now {RULES!r})")
+    phrases = sealed[1]
     out: dict[str, Phrase] = {}
     for key, value in phrases.items():
         ok = isinstance(value, list) and len(value) == 2
@@ -446,31 +478,133 @@ def _unseal(fingerprint: str, digest: str, body: object) -> list[tuple[str, str]
     return list(zip(ids, normalised, strict=True)) if len(ids) == len(normalised) else None
 
 
+def lines_path(search_dir: Path | str, lang: str) -> Path:
+    """What each bench line became in the last build of the track (beside the phrases)."""
+    return Path(search_dir) / f"track-{lang}.lines.json"
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What one bench line became in the last build: searched in these two editions (version id,
+    fingerprint) under phrase key `key`; its search line is line `index` of the search file the
+    memo describes, under `search_id` (both None: skipped)."""
+
+    gold: tuple[int, str]
+    distractor: tuple[int, str]
+    key: str
+    search_id: str | None
+    index: int | None
+
+
+def load_carried(path: Path, lang: str, track_file: Path) -> tuple[dict[str, Carried], list[bytes]]:
+    """The lines memo at `path` ({} when there is none) by bench line sha256, and the lines of the
+    search file it describes; TrackCacheError unless the memo is whole, for `lang`, made by this code,
+    and `track_file` is still byte for byte the file it describes."""
+    sealed = _open_sealed(path, lang, "a track lines file")
+    if sealed is None:
+        return {}, []
+    head, entries = sealed
+    if head.get("render") != RENDER:
+        raise TrackCacheError(f"{path} was written by other rendering code (render {head.get('render')!r})")
+    try:
+        data = track_file.read_bytes()
+    except FileNotFoundError:
+        raise TrackCacheError(f"{path}: the search file it describes, {track_file}, is gone") from None
+    if hashlib.sha256(data).hexdigest() != head.get("track_sha256"):
+        raise TrackCacheError(f"{path}: {track_file} is not the file it describes (changed since)")
+    lines = data.split(b"\n")[:-1]
+    out: dict[str, Carried] = {}
+    for digest, value in entries.items():
+        try:
+            gold_vid, gold_fp, vid, fp, key, search_id, index = value
+        except (TypeError, ValueError):
+            raise TrackCacheError(f"{path}: entry {digest} is malformed: {value!r}") from None
+        whole = all(type(v) is int for v in (gold_vid, vid)) and all(isinstance(t, str) for t in (gold_fp, fp, key))
+        shown = isinstance(search_id, str) and type(index) is int and 0 <= index < len(lines)
+        if not whole or not (shown or search_id is index is None):
+            raise TrackCacheError(f"{path}: entry {digest} is malformed: {value!r}")
+        out[digest] = Carried((gold_vid, gold_fp), (vid, fp), key, search_id, index)
+    return out, lines
+
+
 def update_track(
-    con: duckdb.DuckDBPyConnection, items: list[dict], lang: str, build_dir: Path | str, search_dir: Path | str
+    con: duckdb.DuckDBPyConnection, lines: list[bytes], lang: str, build_dir: Path | str, search_dir: Path | str
 ) -> tuple[TrackBuild, bytes]:
-    """Build search-{lang}.jsonl reusing the last build's phrases and normalised editions, write it
-    and the phrases for the next build (both atomic) and add the editions normalised now to the text
-    cache; a phrases file that cannot be trusted is set aside, with the reason in `distrusted`. The
-    bytes written are those of a build from scratch (tests/search/test_track_reuse.py)."""
+    """Build search-{lang}.jsonl from the language's bench item `lines` (as written), reusing the last
+    build's phrases and normalised editions; write it, the phrases and the lines memo for the next
+    build (all atomic) and add the editions normalised now to the text cache. A file that cannot be
+    trusted is set aside, with the reason in `distrusted` (phrases) or `lines_distrusted`. The bytes
+    written are those of a build from scratch (tests/search/test_track_reuse.py).
+
+    A bench line the last build also had, byte for byte with its core flag aside (search items are
+    never core), whose two editions kept their fingerprints and whose phrase is still in the phrases
+    file, is carried: its search line is the last file's, neither decoded nor rendered again. That
+    line is a function of those inputs and of this module, S1 and the rendering code (`RULES`,
+    `RENDER`, both in the memo's stamp); after one new edition about four lines in five are carried."""
     path = phrases_path(search_dir, lang)
-    distrusted = None
+    out_file = track_path(build_dir, lang)
+    distrusted = lines_distrusted = None
     try:
         reuse = load_phrases(path, lang)
     except TrackCacheError as e:
         reuse, distrusted = {}, str(e)
+    try:
+        carried, previous = load_carried(lines_path(search_dir, lang), lang, out_file)
+    except TrackCacheError as e:
+        carried, previous, lines_distrusted = {}, [], str(e)
+    digests = [hashlib.sha256(stamp_core(line, False)).hexdigest() for line in lines]
+    editions = StoreEditions(con)
+    known = {d: carried[d] for d in digests if d in carried and carried[d].key in reuse}
+    now = editions.fingerprints(sorted({v for c in known.values() for v, _ in (c.gold, c.distractor)}))
+    kept = {
+        d: c
+        for d, c in known.items()
+        if now.get(c.gold[0]) == c.gold[1] and now.get(c.distractor[0]) == c.distractor[1]
+    }
+    fresh = [(d, json.loads(line)) for d, line in zip(digests, lines, strict=True) if d not in kept]
     cache = TextCache(texts_path(search_dir, lang), lang)
     try:
-        track = build_track(items, StoreEditions(con), reuse, cache.get)
-        cache.put(track.normalised, track.fingerprints)
+        track = build_track([item for _, item in fresh], editions, reuse, cache.get)
+        track.versions.update(side for c in kept.values() for side in (c.gold, c.distractor))
+        cache.put(track.normalised, set(track.versions.values()))
     finally:
         cache.close()
-    track.distrusted, track.texts_distrusted = distrusted, cache.distrusted
-    data = jsonl_bytes(track.items)
-    write_atomic(track_path(build_dir, lang), data)
-    # Not fsynced: losing it costs one search from scratch, never a wrong phrase (keys are content).
+    track.distrusted, track.texts_distrusted, track.lines_distrusted = distrusted, cache.distrusted, lines_distrusted
+    for c in kept.values():
+        track.phrases[c.key] = reuse[c.key]
+        if c.index is None:
+            track.skipped[reuse[c.key][1]] += 1
+    track.reused_lines = len(kept)
+    by_id = {c.search_id: previous[c.index] for c in kept.values() if c.search_id is not None and c.index is not None}
+    by_id.update((i["id"], item_line(i).encode()) for i in track.items)
+    order = sorted(by_id)
+    track.written = len(order)
+    data = lines_bytes([by_id[search_id] for search_id in order])
+    write_atomic(out_file, data)
+    # Not fsynced: losing either costs one search from scratch, never a wrong phrase (keys are content)
+    # or a wrong line (the memo names the sha256 of the file its indexes point into).
     write_atomic(path, phrases_bytes(track.phrases, lang), durable=False)
+    memo = dict(kept)
+    for digest, item in fresh:
+        key = track.keys.get(item["id"])
+        if key is not None:  # None: an edition not vouched for, searched on every build
+            search_id = None if track.phrases[key][0] is None else search_item_id(item["id"])
+            gold, distractor = (
+                (v, track.versions[v]) for v in (item["gold"]["version_id"], item["distractor"]["version_id"])
+            )
+            memo[digest] = Carried(gold, distractor, key, search_id, None)
+    write_atomic(lines_path(search_dir, lang), _carried_bytes(memo, order, data, lang), durable=False)
     return track, data
+
+
+def _carried_bytes(carried: Mapping[str, Carried], order: list[str], data: bytes, lang: str) -> bytes:
+    """The lines memo of a search file (`data`, its lines the search ids `order`)."""
+    position = {search_id: n for n, search_id in enumerate(order)}
+    entries = {
+        digest: [*c.gold, *c.distractor, c.key, c.search_id, None if c.search_id is None else position[c.search_id]]
+        for digest, c in sorted(carried.items())
+    }
+    return _sealed_bytes(entries, lang, {"render": RENDER, "track_sha256": hashlib.sha256(data).hexdigest()})
 
 
 def _canonical(value: object) -> str:
@@ -480,3 +614,8 @@ def _canonical(value: object) -> str:
 # The code T1-T4 run (this module and S1's normalise): a reused phrase is one these would find again;
 # any edit to either makes the next build search every phrase once.
 RULES = hashlib.sha256(Path(__file__).read_bytes() + Path(text_module.__file__).read_bytes()).hexdigest()[:16]
+# The code a search line is rendered by beside this module (its JSON and its question's date): a
+# carried line is one these would render again.
+RENDER = hashlib.sha256(
+    Path(files_module.__file__).read_bytes() + Path(questions_module.__file__).read_bytes()
+).hexdigest()[:16]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from chpit_assets.bench.changes import update_changes
 from chpit_assets.bench.eligibility import update_eligible
-from chpit_assets.bench.files import jsonl_bytes
+from chpit_assets.bench.files import item_line, jsonl_bytes
 from chpit_assets.bench.items import BuildSettings, load_items, update_items
 from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
@@ -43,17 +43,22 @@ def sample(tmp_path_factory):
     return build_sample(tmp_path_factory.mktemp("sample"))
 
 
+def _lines(items: list[dict]) -> list[bytes]:
+    """The items as bench_items writes their lines (core flag last)."""
+    return [item_line(i).encode() for i in items]
+
+
 def _scratch(store: Store, items: list[dict], lang: str, tmp: Path) -> bytes:
     """The track built with nothing to reuse, in a folder of its own."""
     with store.connect(read_only=True) as con:
-        track, data = update_track(con, items, lang, tmp / "build", tmp / "search")
+        track, data = update_track(con, _lines(items), lang, tmp / "build", tmp / "search")
     assert track.searched == len(items) and track.distrusted is None
     return data
 
 
 def _incremental(store: Store, items: list[dict], lang: str, root: Path):
     with store.connect(read_only=True) as con:
-        track, data = update_track(con, items, lang, root / "build", root / "search")
+        track, data = update_track(con, _lines(items), lang, root / "build", root / "search")
     assert track_path(root / "build", lang).read_bytes() == data
     return track, data
 

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chpit_assets.bench.files import item_line
 from chpit_assets.search.track import RULES, _seal, _unseal, phrases_path, texts_path, update_track
 from tests.runs.conftest import build_sample
 
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # text cache commits; a page cache of two pages, so SQLite writes pages into the file before that.
 CHILD = r"""
 import os, signal, sqlite3, sys, types
-from chpit_assets.bench.items import load_items
+from chpit_assets.bench.items import _load_lines
 from chpit_assets.corpus.store import Store
 import chpit_assets.search.track as track
 
@@ -43,7 +44,7 @@ class Dying:
 
 track.sqlite3 = types.SimpleNamespace(**{**vars(sqlite3), "connect": lambda *a, **k: Dying(sqlite3.connect(*a, **k))})
 with store.connect(read_only=True) as con:
-    track.update_track(con, load_items(store, "de"), "de", root + "/build", root + "/search")
+    track.update_track(con, _load_lines(store, "de", core_only=False), "de", root + "/build", root + "/search")
 """
 
 
@@ -58,7 +59,9 @@ def _track(sample, root: Path, fresh_phrases: bool = True):
     if fresh_phrases:
         phrases_path(root / "search", "de").unlink(missing_ok=True)
     with sample.store.connect(read_only=True) as con:
-        return update_track(con, sample.items["de"], "de", root / "build", root / "search")
+        return update_track(
+            con, [item_line(i).encode() for i in sample.items["de"]], "de", root / "build", root / "search"
+        )
 
 
 @pytest.fixture
