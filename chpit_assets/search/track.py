@@ -162,7 +162,7 @@ class Editions(Protocol):
 
 @dataclass
 class TrackBuild:
-    items: list[dict]
+    items: list[dict]  # the search items built now, sorted by id (update_track: not the lines it carried)
     skipped: Counter = field(default_factory=Counter)
     phrases: dict[str, Phrase] = field(default_factory=dict)  # every item's, by phrase_key: the next reuse
     searched: int = 0  # items whose phrase was searched now; the others were reused
