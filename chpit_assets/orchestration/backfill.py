@@ -42,7 +42,7 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from chpit_assets.orchestration.launcher import ForkingRunLauncher
+from chpit_assets.orchestration.launcher import ForkingRunLauncher, sqlite_storage_kept_open
 from chpit_assets.orchestration.stages import CHAIN, StageFailure
 from chpit_assets.orchestration.target import Target
 
@@ -186,7 +186,8 @@ def drive(
         report_finished()
         return status(instance, backfill_id)
     queue = QueuedRunCoordinatorDaemon(interval_seconds=interval)
-    with _workspace(instance) as context:
+    # The iterations and the polls between them are over 1,000 storage connections a nightly.
+    with sqlite_storage_kept_open(instance.get_ref()), _workspace(instance) as context:
 
         def launch() -> None:
             for _ in queue.run_iteration(context):

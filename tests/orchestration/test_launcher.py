@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -26,6 +27,8 @@ from chpit_assets.orchestration.launcher import (
     ForkingRunLauncher,
     changed_since,
     loaded_sources,
+    sqlite_files,
+    sqlite_storage_kept_open,
 )
 
 
@@ -164,3 +167,76 @@ def test_the_fork_server_can_be_started_before_dagster_is_imported() -> None:
         text=True,
     )
     assert found.returncode == 0, found.stderr
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(f"{path.name}-wal")
+
+
+def test_the_files_kept_open_are_the_ones_dagster_writes_a_run_to(instance) -> None:
+    run = _run(instance, "nowhere:1")
+    instance.report_engine_event("probe", run)  # writes the run's own shard
+    files = sqlite_files(instance.get_ref(), run.run_id)
+    assert [f.name for f in files] == ["runs.db", "index.db", f"{run.run_id}.db"]
+    assert all(f.is_file() for f in files)
+    assert sqlite_files(instance.get_ref()) == files[:2]  # the driver: no run of its own
+
+
+def test_kept_open_an_event_write_no_longer_checkpoints_and_nothing_is_lost(instance) -> None:
+    run = _run(instance, "nowhere:1")
+    instance.report_engine_event("first", run)
+    shard = sqlite_files(instance.get_ref(), run.run_id)[2]
+    # Dagster's own connection is the last one to close: it checkpoints the WAL and deletes it.
+    assert not _wal(shard).exists()
+    with sqlite_storage_kept_open(instance.get_ref(), run.run_id):
+        instance.report_engine_event("second", run)
+        assert _wal(shard).exists()  # the write stays in the WAL: no checkpoint on close
+        with dg.DagsterInstance.from_ref(instance.get_ref()) as other:  # what another process reads
+            assert [e.message for e in other.all_logs(run.run_id)] == ["first", "second"]
+    assert not _wal(shard).exists()  # the held connection was the last: closed, it checkpointed
+    assert [e.message for e in instance.all_logs(run.run_id)] == ["first", "second"]
+
+
+def test_kept_open_files_block_no_writer_and_no_checkpoint(instance) -> None:
+    run = _run(instance, "nowhere:1")
+    instance.report_engine_event("first", run)
+    with sqlite_storage_kept_open(instance.get_ref(), run.run_id):
+        for path in sqlite_files(instance.get_ref(), run.run_id):
+            writer = sqlite3.connect(path, timeout=0)  # no waiting: a lock held would fail at once
+            try:
+                writer.execute("CREATE TABLE probe (x)")
+                writer.execute("INSERT INTO probe VALUES (1)")
+                writer.commit()
+                busy, _, _ = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                assert busy == 0, path
+            finally:
+                writer.close()
+
+
+def test_a_missing_file_is_not_created_and_a_damaged_one_does_not_stop_the_body(instance, tmp_path) -> None:
+    unborn = str(uuid.uuid4())  # a run with no event yet has no shard: creating it is Dagster's
+    ran = []
+    with sqlite_storage_kept_open(instance.get_ref(), unborn):
+        ran.append(1)
+    assert ran and not sqlite_files(instance.get_ref(), unborn)[2].exists()
+    damaged = _run(instance, "nowhere:1")
+    shard = sqlite_files(instance.get_ref(), damaged.run_id)[2]
+    shard.write_bytes(b"not a database" * 100)
+    with sqlite_storage_kept_open(instance.get_ref(), damaged.run_id):
+        ran.append(2)
+    assert ran == [1, 2] and shard.read_bytes() == b"not a database" * 100
+
+
+def test_other_storages_keep_nothing_open(instance) -> None:
+    ref = instance.get_ref()
+    postgres = ref._replace(
+        run_storage_data=ref.run_storage_data._replace(class_name="PostgresRunStorage"),
+        event_storage_data=ref.event_storage_data._replace(class_name="PostgresEventLogStorage"),
+    )
+    assert sqlite_files(postgres, "r") == []
+    from_env = ref._replace(
+        run_storage_data=ref.run_storage_data._replace(config_yaml="base_dir: {env: CHPIT_NOWHERE}\n"),
+        event_storage_data=ref.event_storage_data._replace(config_yaml="base_dir: {env: CHPIT_NOWHERE}\n"),
+    )
+    assert sqlite_files(from_env, "r") == []
+    assert sqlite_files(None, "r") == []
