@@ -17,11 +17,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import chpit_assets.search.index as index_module
 from chpit_assets.corpus.ingest import ingest_language
@@ -32,7 +35,7 @@ from chpit_assets.search.index import (
     SearchIndexError,
     build_index,
     digest_path,
-    file_sha256,
+    file_digest,
     index_path,
     journal_path,
     mismatch,
@@ -89,7 +92,7 @@ def sample(tmp_path_factory):
     db.execute("UPDATE edition SET fingerprint = 'old' WHERE version_id % 3 = 0")
     db.commit()
     db.close()
-    digest_path(path).write_text(file_sha256(path) + "\n", encoding="ascii")
+    digest_path(path).write_text(file_digest(path) + "\n", encoding="ascii")
     updated = root / "updated"
     shutil.copytree(stale, updated)
     with store.connect(read_only=True) as con:
@@ -237,8 +240,8 @@ def test_a_journal_beside_a_replaced_file_is_not_rolled_back_into_the_new_one(sa
 def _hashes(monkeypatch) -> list[Path]:
     """The files the index module hashes in full from now on."""
     seen: list[Path] = []
-    real = index_module.file_sha256
-    monkeypatch.setattr(index_module, "file_sha256", lambda path: (seen.append(Path(path)), real(path))[1])
+    real = index_module.file_digest
+    monkeypatch.setattr(index_module, "file_digest", lambda path: (seen.append(Path(path)), real(path))[1])
     return seen
 
 
@@ -330,7 +333,7 @@ def test_no_signature_is_recorded_from_timestamps_a_later_write_could_repeat(tmp
     assert index_module._hash(path)[1] is not None
     future = time.time_ns() + 3_600 * 10**9
     os.utime(path, ns=(future, future))
-    assert index_module._hash(path) == (file_sha256(path), None)
+    assert index_module._hash(path) == (file_digest(path), None)
 
 
 def test_an_update_killed_before_its_signature_is_trusted_by_hash_and_signed_again(sample, tmp_path, monkeypatch):
@@ -345,3 +348,58 @@ def test_an_update_killed_before_its_signature_is_trusted_by_hash_and_signed_aga
         result = build_index(con, "de", search_dir)
     assert (result.editions_added, result.distrusted, seen) == (0, None, [path])
     assert index_module._unchanged_since_hashed(path)
+
+
+def _chunked_sha256(data: bytes, chunk: int) -> str:
+    """The index digest as its docstring defines it, computed here independently."""
+    digests = b"".join(hashlib.sha256(data[i : i + chunk]).digest() for i in range(0, len(data), chunk))
+    return f"{index_module.DIGEST_SCHEME}:{hashlib.sha256(digests).hexdigest()}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(max_size=200), chunk=st.integers(1, 16), flip=st.integers(0, 199))
+def test_the_digest_is_the_sha256_of_the_chunks_digests_and_any_changed_byte_changes_it(data, chunk, flip):
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index_module, "DIGEST_CHUNK", chunk)
+        path = Path(folder) / "f"
+        path.write_bytes(data)
+        assert file_digest(path) == _chunked_sha256(data, chunk)
+        if data:
+            changed = bytearray(data)
+            changed[flip % len(data)] ^= 0xFF
+            path.write_bytes(bytes(changed))
+            assert file_digest(path) != _chunked_sha256(data, chunk)
+            path.write_bytes(data[:-1])  # one byte shorter
+            assert file_digest(path) != _chunked_sha256(data, chunk)
+
+
+def test_a_short_read_is_read_on_and_the_real_chunk_size_is_the_documented_one(tmp_path, monkeypatch):
+    assert index_module.DIGEST_CHUNK == 16 << 20 and index_module.DIGEST_SCHEME == "sha256-chunks-16MiB"
+    data = bytes(range(256)) * 300
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    monkeypatch.setattr(index_module, "DIGEST_CHUNK", 1000)
+    real = os.pread
+    monkeypatch.setattr(index_module.os, "pread", lambda fd, n, offset: real(fd, min(n, 7), offset))
+    assert file_digest(path) == _chunked_sha256(data, 1000)
+
+
+def test_an_index_recorded_with_an_older_digest_is_refused_and_rebuilt_once(sample, tmp_path):
+    """A build before the chunked digest recorded a plain sha256: the file is not trusted on it (a
+    reader refuses it, naming why), the next build rebuilds it and records the digest a reader trusts."""
+    store, root = sample
+    search_dir = tmp_path / "search"
+    shutil.copytree(root / "updated", search_dir)
+    path = index_path(search_dir, "de")
+    digest_path(path).write_text(_sha(path) + "\n", encoding="ascii")
+    index_module._record_signature(path, _sha(path), index_module._signature(os.stat(path)))
+    with pytest.raises(SearchIndexError, match="is not a sha256-chunks-16MiB digest"):
+        index_module.verify(path, "de")
+    with store.connect(read_only=True) as con:
+        result = build_index(con, "de", search_dir)
+    assert result.distrusted is not None and "not a sha256-chunks-16MiB digest" in result.distrusted
+    index_module.verify(path, "de")
+    assert digest_path(path).read_text(encoding="ascii").strip() == file_digest(path)
+    with store.connect(read_only=True) as con:
+        again = build_index(con, "de", search_dir)
+    assert again.distrusted is None and (again.editions_added, again.editions_removed) == (0, 0)

@@ -15,7 +15,7 @@ from chpit_assets.corpus.ingest import ingest_language
 from chpit_assets.corpus.store import Store
 from chpit_assets.fedlex.catalog import load_sample_catalog
 from chpit_assets.search.engine import SearchIndex, snippet
-from chpit_assets.search.index import SearchIndexError, build_index, digest_path, file_sha256, index_path
+from chpit_assets.search.index import SearchIndexError, build_index, digest_path, file_digest, index_path
 from chpit_assets.search.query import fold, grams, match_expression, parse_citation, words
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
@@ -175,7 +175,7 @@ def _counts(path: Path) -> tuple[int, int]:
 
 
 def _record_digest(path: Path) -> None:
-    digest_path(path).write_text(file_sha256(path) + "\n", encoding="ascii")
+    digest_path(path).write_text(file_digest(path) + "\n", encoding="ascii")
 
 
 def test_incremental_build_ranks_exactly_as_a_build_from_scratch(sample, tmp_path):
@@ -324,7 +324,7 @@ def test_an_index_edited_on_disk_is_refused_by_readers_and_rebuilt_by_the_next_b
     db.execute("UPDATE article SET text = 'Gefälscht.' WHERE id = 1")
     db.commit()
     db.close()
-    with pytest.raises(SearchIndexError, match=rf"search index refused: {re.escape(str(path))} has sha256 .* changed"):
+    with pytest.raises(SearchIndexError, match=rf"search index refused: {re.escape(str(path))} has digest .* changed"):
         SearchIndex(tmp_path, "de").search("Art. 24 DSG", date(2024, 1, 1))
     with store.connect(read_only=True) as con:
         rebuilt = build_index(con, "de", tmp_path)
@@ -337,5 +337,5 @@ def test_an_index_edited_on_disk_is_refused_by_readers_and_rebuilt_by_the_next_b
 def test_a_garbage_index_file_is_refused_naming_it(tmp_path):
     path = index_path(tmp_path, "fr")
     path.write_bytes(b"\0" * 8192)
-    with pytest.raises(SearchIndexError, match=rf"no recorded sha256 beside {re.escape(str(path))}"):
+    with pytest.raises(SearchIndexError, match=rf"no recorded digest beside {re.escape(str(path))}"):
         SearchIndex(tmp_path, "fr").search("x", date(2024, 1, 1))
