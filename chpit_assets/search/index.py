@@ -27,11 +27,11 @@ bytes, so the same bytes result (issue 27.2). An unchanged corpus leaves the fil
 Trusted for its bytes (issue 23 item 1): beside each index, `{lang}.sqlite.sha256` records the
 digest of the file as built (`file_digest`: a sha256 over the sha256 of each 16 MiB chunk, hashed
 two chunks at a time; a digest in another form, such as the plain sha256 older builds wrote, is
-refused like a wrong one, so the index is rebuilt once). A build starts from the current file only when it matches that digest
-or is unchanged since it was hashed (below); otherwise it rebuilds from scratch and says why. A
-reader refuses a file that does not match (`verify`), naming it: an index edited or damaged on disk
-is never searched. Killed at any point, an update leaves a file that is trusted only if it is the
-old index or the new one:
+refused like a wrong one, so the index is rebuilt once). A build starts from the current file only
+when it matches that digest or is unchanged since it was hashed (below); otherwise it rebuilds from
+scratch and says why. A reader refuses a file that does not match (`verify`), naming it: an index
+edited or damaged on disk is never searched. Killed at any point, an update leaves a file that is
+trusted only if it is the old index or the new one:
  * inside the transaction (pages of it may be written already): SQLite's journal beside the file
    holds the old pages; the next build opens the file for writing first, which puts them back, so
    the file is again the bytes its digest names (`_roll_back_interrupted`). Until then a reader
