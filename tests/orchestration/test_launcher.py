@@ -213,7 +213,7 @@ def test_kept_open_files_block_no_writer_and_no_checkpoint(instance) -> None:
                 writer.close()
 
 
-def test_a_missing_file_is_not_created_and_a_damaged_one_does_not_stop_the_body(instance, tmp_path) -> None:
+def test_a_missing_file_is_not_created_and_a_damaged_one_does_not_stop_the_body(instance) -> None:
     unborn = str(uuid.uuid4())  # a run with no event yet has no shard: creating it is Dagster's
     ran = []
     with sqlite_storage_kept_open(instance.get_ref(), unborn):
