@@ -1,9 +1,13 @@
-"""Atomic file writes: a reader sees the old file or all of the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or all of the new one, never half of one; and the
+sealed files the build's caches keep between builds (`sealed_bytes`, `open_sealed`)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -38,3 +42,50 @@ def write_atomic(path: Path | str, data: bytes, *, durable: bool = True) -> None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class SealedFileError(ValueError):
+    """A sealed file that cannot be trusted; the message names the file and why."""
+
+
+def canonical_json(value: object) -> str:
+    """Sorted keys, no spaces, UTF-8 as is: equal values give equal bytes."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def sealed_bytes(head: Mapping[str, object], entries: Mapping[str, object]) -> bytes:
+    """A cache file a later build may reuse: a head line (`head`, which says what made the entries,
+    and the sha256 of the entries line), then the entries line, both canonical JSON.
+
+    The digest makes a file that was cut short, bit-flipped or edited by hand detectable, so that a
+    cache cannot hand a build an entry its code never computed; the head lets the reader refuse
+    entries made by other code or for other inputs (`open_sealed`)."""
+    body = canonical_json(entries)
+    stamp = {**head, "sha256": hashlib.sha256(body.encode()).hexdigest()}
+    return (canonical_json(stamp) + "\n" + body + "\n").encode()
+
+
+def open_sealed(
+    path: Path, what: str, stamp: Mapping[str, object], error: type[SealedFileError] = SealedFileError
+) -> tuple[dict, dict] | None:
+    """(head, entries) of the `sealed_bytes` file at `path`, None when there is none; `error` (naming
+    `path`) unless it is whole and its head holds `stamp`, the values the current code would write."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise error(f"{path}: unreadable: {e}") from e
+    try:
+        head_line, body, rest = raw.decode().split("\n")
+        head, entries = json.loads(head_line), json.loads(body)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise error(f"{path} is not {what} ({e})") from e
+    if rest or not isinstance(head, dict) or not isinstance(entries, dict):
+        raise error(f"{path} is not {what}")
+    if head.get("sha256") != hashlib.sha256(body.encode()).hexdigest():
+        raise error(f"{path}: its entries do not match their recorded sha256 (changed on disk)")
+    for key, want in stamp.items():
+        if head.get(key) != want:
+            raise error(f"{path} was written with {key} {head.get(key)!r}; this build's is {want!r}")
+    return head, entries

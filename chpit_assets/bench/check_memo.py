@@ -5,11 +5,11 @@ B12 for every item on each rebuild).
 A line's facts (`validate.item_facts`) depend on nothing but its bytes and the checking code. They
 are kept under the sha256 of the line with its core flag false, as bench_line stores it (facts never
 read the flag, and B16 moves hundreds of flags a rebuild), in a file stamped with a digest of that
-code. A remembered fact is
+code (a sealed file, `chpit_assets.files.sealed_bytes`). A remembered fact is
 therefore reused only for bytes identical to the ones it was computed from, by code identical to
 the code that would compute it now: it cannot hide a fault in a line, which would have different
 bytes. The file is refused whole, and every line checked afresh, when it is unreadable, damaged
-(its content does not match the digest it ends with), malformed, or written by other code.
+(its entries do not match the sha256 its head records), malformed, or written by other code.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..corpus.store import Store
-from ..files import write_atomic
+from ..files import SealedFileError, open_sealed, sealed_bytes, write_atomic
 from . import eligibility, validate
 from .eligibility import TextMemo
-from .items import _load_lines, stamp_core
+from .items import _load_lines, line_key
 
 FACT_KEYS = (*validate.FACT_FIELDS, "dated", "discriminable")
 
@@ -38,7 +38,7 @@ RULES = hashlib.sha256(
 ).hexdigest()[:16]
 
 
-class MemoRefused(ValueError):
+class MemoRefused(SealedFileError):
     """The memo file cannot be trusted; the message says why."""
 
 
@@ -47,24 +47,14 @@ def memo_path(cache_dir: Path | str, lang: str) -> Path:
 
 
 def read_memo(path: Path) -> dict[str, dict]:
-    """{line sha256: facts} from `path` ({} when there is none), or MemoRefused."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    """{line key (`items.line_key`): facts} from `path` ({} when there is none), or MemoRefused."""
+    sealed = open_sealed(path, "a checks memo", {"rules": RULES}, MemoRefused)
+    if sealed is None:
         return {}
-    except OSError as exc:
-        raise MemoRefused(f"{path}: unreadable: {exc}") from exc
-    payload, _, digest = data.rpartition(b"\n")
-    if hashlib.sha256(payload).hexdigest().encode() != digest:
-        raise MemoRefused(f"{path}: its content does not match its digest (damaged or edited)")
     try:
-        raw = json.loads(payload)
-        rules, entries = raw["rules"], raw["facts"].items()
-        facts = {line: dict(zip(FACT_KEYS, values, strict=True)) for line, values in entries}
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        facts = {line: dict(zip(FACT_KEYS, values, strict=True)) for line, values in sealed[1].items()}
+    except (ValueError, TypeError) as exc:
         raise MemoRefused(f"{path}: malformed: {exc!r}") from exc
-    if rules != RULES:
-        raise MemoRefused(f"{path}: written by other checking code (rules {rules}, now {RULES})")
     # A verdict that is not a bool would pass or fail by its truthiness: refused, never interpreted.
     if not all(isinstance(f["dated"], bool) and isinstance(f["discriminable"], bool) for f in facts.values()):
         raise MemoRefused(f"{path}: malformed: a verdict that is not true or false")
@@ -72,13 +62,9 @@ def read_memo(path: Path) -> dict[str, dict]:
 
 
 def write_memo(path: Path, facts: dict[str, dict]) -> None:
-    payload = json.dumps(
-        {"rules": RULES, "facts": {line: [f[k] for k in FACT_KEYS] for line, f in facts.items()}},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    ).encode("utf-8")
+    entries = {line: [f[k] for k in FACT_KEYS] for line, f in facts.items()}
     # Not fsynced: a memo lost to a crash only costs one full check.
-    write_atomic(path, payload + b"\n" + hashlib.sha256(payload).hexdigest().encode(), durable=False)
+    write_atomic(path, sealed_bytes({"rules": RULES}, entries), durable=False)
 
 
 @dataclass
@@ -110,7 +96,7 @@ def check_lines(lines: list[bytes], memo_file: Path, published_ids: Collection[s
     published: list[dict] = []
     checked_now = 0
     for line in lines:
-        digest = hashlib.sha256(stamp_core(line, False)).hexdigest()
+        digest = line_key(line)
         fact = known.get(digest)
         if fact is None or fact["id"] in published_ids:
             item = json.loads(line)

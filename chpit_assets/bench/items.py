@@ -287,6 +287,13 @@ def stamp_core(line: bytes, core: bool) -> bytes:
     return line[: -len(_CORE_FLAG[not core])] + _CORE_FLAG[core]
 
 
+def line_key(line: bytes) -> str:
+    """The sha256 of an item line as bench_line stores it (core flag false), under which the checks'
+    and the search track's caches remember what they computed from it: B16 moving the flag does not
+    make a line new to them."""
+    return hashlib.sha256(stamp_core(line, False)).hexdigest()
+
+
 def update_items(
     store: Store, build_dir: Path | str, lang: str, settings: BuildSettings, frozen_dir: Path | str
 ) -> tuple[ItemBuild, Path]:

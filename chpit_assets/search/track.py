@@ -71,9 +71,9 @@ import chpit_assets.bench.files as files_module
 import chpit_assets.bench.questions as questions_module
 import chpit_scorer.text as text_module
 from chpit_assets.bench.files import item_line, lines_bytes
-from chpit_assets.bench.items import stamp_core
+from chpit_assets.bench.items import line_key
 from chpit_assets.bench.questions import format_date
-from chpit_assets.files import write_atomic
+from chpit_assets.files import SealedFileError, open_sealed, sealed_bytes, write_atomic
 from chpit_scorer import normalise
 
 PHRASE_WORDS = 8
@@ -276,7 +276,7 @@ class StoreEditions:
         return out
 
 
-class TrackCacheError(RuntimeError):
+class TrackCacheError(SealedFileError):
     """The phrases file a build would reuse is damaged or not this build's: names the file and why."""
 
 
@@ -286,43 +286,13 @@ def phrases_path(search_dir: Path | str, lang: str) -> Path:
 
 
 def phrases_bytes(phrases: Mapping[str, Phrase], lang: str) -> bytes:
-    return _sealed_bytes({k: list(v) for k, v in sorted(phrases.items())}, lang)
-
-
-def _sealed_bytes(entries: Mapping, lang: str, head: Mapping | None = None) -> bytes:
-    """A track file: a head line (rules, language, the sha256 of the entries, `head`), the entries line."""
-    body = _canonical(entries)
-    stamp = {**(head or {}), "rules": RULES, "lang": lang, "sha256": hashlib.sha256(body.encode()).hexdigest()}
-    return (_canonical(stamp) + "\n" + body + "\n").encode()
-
-
-def _open_sealed(path: Path, lang: str, what: str) -> tuple[dict, dict] | None:
-    """(head, entries) of the `_sealed_bytes` file at `path`, None when there is none; TrackCacheError
-    unless it is whole, for `lang` and made by these rules."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        head_line, body, rest = raw.decode().split("\n")
-        head, entries = json.loads(head_line), json.loads(body)
-    except (UnicodeDecodeError, ValueError) as e:
-        raise TrackCacheError(f"{path} is not {what} ({e})") from e
-    if rest or not isinstance(head, dict) or not isinstance(entries, dict):
-        raise TrackCacheError(f"{path} is not {what}")
-    if head.get("sha256") != hashlib.sha256(body.encode()).hexdigest():
-        raise TrackCacheError(f"{path}: its entries do not match their recorded sha256 (changed on disk)")
-    if head.get("lang") != lang:
-        raise TrackCacheError(f"{path} holds the entries of {head.get('lang')!r}, not {lang!r}")
-    if head.get("rules") != RULES:
-        raise TrackCacheError(f"{path} was made by other T1-T4 code (rules {head.get('rules')!r}, now {RULES!r})")
-    return head, entries
+    return sealed_bytes({"rules": RULES, "lang": lang}, {k: list(v) for k, v in phrases.items()})
 
 
 def load_phrases(path: Path, lang: str) -> dict[str, Phrase]:
     """The phrases `path` holds ({} when there is none yet); TrackCacheError unless it is whole, for
     `lang`, made by these rules, and every entry is a phrase or a known skip."""
-    sealed = _open_sealed(path, lang, "a phrases file")
+    sealed = open_sealed(path, "a phrases file", {"rules": RULES, "lang": lang}, TrackCacheError)
     if sealed is None:
         return {}
     phrases = sealed[1]
@@ -500,12 +470,10 @@ def load_carried(path: Path, lang: str, track_file: Path) -> tuple[dict[str, Car
     """The lines memo at `path` ({} when there is none) by bench line sha256, and the lines of the
     search file it describes; TrackCacheError unless the memo is whole, for `lang`, made by this code,
     and `track_file` is still byte for byte the file it describes."""
-    sealed = _open_sealed(path, lang, "a track lines file")
+    sealed = open_sealed(path, "a track lines file", {"rules": RULES, "render": RENDER, "lang": lang}, TrackCacheError)
     if sealed is None:
         return {}, []
     head, entries = sealed
-    if head.get("render") != RENDER:
-        raise TrackCacheError(f"{path} was written by other rendering code (render {head.get('render')!r})")
     try:
         data = track_file.read_bytes()
     except FileNotFoundError:
@@ -552,7 +520,7 @@ def update_track(
         carried, previous = load_carried(lines_path(search_dir, lang), lang, out_file)
     except TrackCacheError as e:
         carried, previous, lines_distrusted = {}, [], str(e)
-    digests = [hashlib.sha256(stamp_core(line, False)).hexdigest() for line in lines]
+    digests = [line_key(line) for line in lines]
     editions = StoreEditions(con)
     known = {d: carried[d] for d in digests if d in carried and carried[d].key in reuse}
     now = editions.fingerprints(sorted({v for c in known.values() for v, _ in (c.gold, c.distractor)}))
@@ -602,13 +570,10 @@ def _carried_bytes(carried: Mapping[str, Carried], order: list[str], data: bytes
     position = {search_id: n for n, search_id in enumerate(order)}
     entries = {
         digest: [*c.gold, *c.distractor, c.key, c.search_id, None if c.search_id is None else position[c.search_id]]
-        for digest, c in sorted(carried.items())
+        for digest, c in carried.items()
     }
-    return _sealed_bytes(entries, lang, {"render": RENDER, "track_sha256": hashlib.sha256(data).hexdigest()})
-
-
-def _canonical(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    head = {"rules": RULES, "render": RENDER, "lang": lang, "track_sha256": hashlib.sha256(data).hexdigest()}
+    return sealed_bytes(head, entries)
 
 
 # The code T1-T4 run (this module and S1's normalise): a reused phrase is one these would find again;

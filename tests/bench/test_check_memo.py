@@ -14,6 +14,7 @@ from chpit_assets.bench.eligibility import TextMemo
 from chpit_assets.bench.files import item_line
 from chpit_assets.bench.items import stamp_core
 from chpit_assets.bench.validate import item_facts
+from chpit_assets.files import sealed_bytes
 
 from .conftest import long_text
 from .test_validate import item
@@ -79,11 +80,12 @@ def test_published_items_are_decoded_whole_even_when_remembered(memo):
 
 
 def _rewrite(memo, edit) -> None:
-    """Edit the memo's JSON and store it with a valid digest (only the content is wrong)."""
-    payload = json.loads(memo.read_bytes().rpartition(b"\n")[0])
-    edit(payload)
-    data = json.dumps(payload).encode()
-    memo.write_bytes(data + b"\n" + hashlib.sha256(data).hexdigest().encode())
+    """Edit the memo's head and entries and seal them again (only the content is wrong)."""
+    head_line, body, _ = memo.read_text().split("\n")
+    head, entries = json.loads(head_line), json.loads(body)
+    edit(head, entries)
+    head.pop("sha256")
+    memo.write_bytes(sealed_bytes(head, entries))
 
 
 def _flip_late_verdict(memo) -> None:
@@ -96,14 +98,16 @@ def _flip_late_verdict(memo) -> None:
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [
-        (_flip_late_verdict, "digest"),
-        (lambda memo: memo.write_bytes(memo.read_bytes()[:-10]), "digest"),
-        (lambda memo: memo.write_bytes(b"\x00garbage"), "digest"),
-        (lambda memo: _rewrite(memo, lambda p: p.update(rules="0" * 16)), "other checking code"),
-        (lambda memo: _rewrite(memo, lambda p: p["facts"].update(x=[1, 2])), "malformed"),
-        (lambda memo: _rewrite(memo, lambda p: p.pop("facts")), "malformed"),
+        (_flip_late_verdict, "sha256"),
+        (lambda memo: memo.write_bytes(memo.read_bytes()[:-10]), "is not a checks memo"),
+        (lambda memo: memo.write_bytes(b"\x00garbage"), "is not a checks memo"),
+        (lambda memo: memo.write_bytes(b"[]\n{}\n"), "is not a checks memo"),
+        (lambda memo: _rewrite(memo, lambda head, facts: head.update(rules="0" * 16)), "rules '0000000000000000'"),
+        (lambda memo: _rewrite(memo, lambda head, facts: head.pop("rules")), "rules None"),
+        (lambda memo: _rewrite(memo, lambda head, facts: facts.update(x=[1, 2])), "malformed"),
+        (lambda memo: _rewrite(memo, lambda head, facts: facts.update(x=7)), "malformed"),
         (
-            lambda memo: _rewrite(memo, lambda p: [v.__setitem__(4, "yes") for v in p["facts"].values()]),
+            lambda memo: _rewrite(memo, lambda head, facts: [v.__setitem__(4, "yes") for v in facts.values()]),
             "not true or false",
         ),
     ],
@@ -122,4 +126,4 @@ def test_a_damaged_memo_is_refused_whole(memo, damage, reason):
 
 def test_the_memo_names_its_rules(memo):
     write_memo(memo, {})
-    assert json.loads(memo.read_bytes().rpartition(b"\n")[0])["rules"] == check_memo.RULES
+    assert json.loads(memo.read_bytes().split(b"\n")[0])["rules"] == check_memo.RULES

@@ -145,8 +145,8 @@ def _truncated(path: Path, search: Path) -> None:
         (_edit_entry, "sha256"),
         (_index_out_of_range, "malformed"),
         (_vid_not_a_number, "malformed"),
-        (_other_render, "other rendering code"),
-        (_other_language, "'fr', not 'de'"),
+        (_other_render, "written with render"),
+        (_other_language, "lang 'fr'; this build's is 'de'"),
         (_truncated, "is not a track lines file"),
     ],
 )

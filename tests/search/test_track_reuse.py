@@ -163,8 +163,8 @@ def _corrupt(kind: str, path: Path) -> None:
     [
         ("not a phrases file", "not a phrases file"),
         ("edited entry", "sha256"),
-        ("other language", "'fr', not 'de'"),
-        ("other rules", "other T1-T4 code"),
+        ("other language", "lang 'fr'; this build's is 'de'"),
+        ("other rules", "written with rules"),
         ("an entry neither phrase nor skip", "neither a phrase nor a known skip"),
     ],
 )
