@@ -42,7 +42,7 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from chpit_assets.orchestration.launcher import ForkingRunLauncher, sqlite_storage_kept_open
+from chpit_assets.orchestration.launcher import ForkingRunLauncher, sqlite_storage_kept_open, with_kept_engines
 from chpit_assets.orchestration.stages import CHAIN, StageFailure
 from chpit_assets.orchestration.target import Target
 
@@ -186,8 +186,15 @@ def drive(
         report_finished()
         return status(instance, backfill_id)
     queue = QueuedRunCoordinatorDaemon(interval_seconds=interval)
-    # The iterations and the polls between them are over 1,000 storage connections a nightly.
-    with sqlite_storage_kept_open(instance.get_ref()), _workspace(instance) as context:
+    # The iterations and the polls between them are over 1,000 storage queries a nightly: each file
+    # held open, and reached through one engine (launcher.with_kept_engines; `instance` is that
+    # instance from here on, in report_finished too). Measured on one rebuild restored and run
+    # alternately: 1.1 s less a nightly, the runs included (the polls no longer take their CPU).
+    with (
+        driving_instance(instance) as instance,
+        sqlite_storage_kept_open(instance.get_ref()),
+        _workspace(instance) as context,
+    ):
 
         def launch() -> None:
             for _ in queue.run_iteration(context):
@@ -210,6 +217,19 @@ def drive(
                 report_finished()
                 return current
             _wait_for_change(instance, backfill_id, rescan)
+
+
+@contextmanager
+def driving_instance(instance: dg.DagsterInstance) -> Iterator[dg.DagsterInstance]:
+    """The instance to drive a backfill with: on Dagster's default SQLite storage, the same instance
+    opened again with one engine per file, as a run worker opens it; otherwise `instance` itself."""
+    ref = instance.get_ref()
+    kept = with_kept_engines(ref)
+    if kept is ref or kept is None:
+        yield instance
+        return
+    with dg.DagsterInstance.from_ref(kept) as driving:
+        yield driving
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from chpit_assets.defs.fedlex.assets import (
 )
 from chpit_assets.defs.resources import ChpitStore, FedlexSource
 from chpit_assets.instance import InstanceStorageError, install_instance_file, open_instance, prepare_instance
+from chpit_assets.orchestration.backfill import driving_instance
 
 from .conftest import SAMPLE, pg_rows
 
@@ -33,6 +34,8 @@ def test_the_postgres_file_opens_that_database(postgres_home, pg_url, monkeypatc
     monkeypatch.setenv("CHPIT_PG_URL", pg_url)
     with open_instance() as instance:
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        with driving_instance(instance) as driving:  # only Dagster's SQLite storage is opened otherwise
+            assert driving is instance
     assert ("runs",) in pg_rows(pg_url, "SELECT table_name FROM information_schema.tables WHERE table_name = 'runs'")
 
 

@@ -86,3 +86,14 @@ def test_runs_the_backfill_iteration_submits_are_launched_before_it_returns() ->
     queued[0] = 2
     time.sleep(backfill.WATCH_SECONDS * 4)
     assert launched == [1]  # the watcher stopped with the iteration
+
+
+def test_the_driver_reaches_the_sqlite_files_through_kept_engines_and_writes_where_dagster_reads(instance) -> None:
+    with backfill.driving_instance(instance) as driving:
+        assert driving is not instance
+        assert type(driving.run_storage).__name__ == "KeptEnginesSqliteRunStorage"
+        assert type(driving.event_log_storage).__name__ == "KeptEnginesSqliteEventLogStorage"
+        run = _run(driving, "b1")
+        driving.report_engine_event("from the driver", run)
+        assert [r.run_id for r in backfill.runs_of(instance, "b1")] == [run.run_id]
+        assert [e.message for e in instance.all_logs(run.run_id)] == ["from the driver"]
