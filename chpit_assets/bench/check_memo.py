@@ -24,17 +24,18 @@ from ..corpus.store import Store
 from ..files import SealedFileError, open_sealed, sealed_bytes, write_atomic
 from . import eligibility, validate
 from .eligibility import TextMemo
-from .items import _load_lines, line_key
+from .items import LINE_KEY_CODE, _load_lines, line_key
 
 FACT_KEYS = (*validate.FACT_FIELDS, "dated", "discriminable")
 
 # The code a fact is computed with: the text rules (eligibility.RULES digests normalise/units and
-# TextMemo's module), the checks' predicates and this file's format.
+# TextMemo's module), the checks' predicates, this file's format and the lines' key.
 RULES = hashlib.sha256(
     eligibility.RULES.encode()
     + Path(validate.__file__).read_bytes()
     + Path(__file__).read_bytes()
     + repr(FACT_KEYS).encode()
+    + LINE_KEY_CODE
 ).hexdigest()[:16]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
 import json
 import random
 from collections import Counter
@@ -292,6 +293,10 @@ def line_key(line: bytes) -> str:
     and the search track's caches remember what they computed from it: B16 moving the flag does not
     make a line new to them."""
     return hashlib.sha256(stamp_core(line, False)).hexdigest()
+
+
+# In the stamp of each cache keyed by `line_key`: keys computed otherwise refuse the cache, never match it.
+LINE_KEY_CODE = (inspect.getsource(stamp_core) + inspect.getsource(line_key) + repr(_CORE_FLAG)).encode()
 
 
 def update_items(

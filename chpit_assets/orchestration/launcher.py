@@ -48,7 +48,7 @@ import yaml
 from dagster._cli.api import execute_run_command
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
@@ -188,15 +188,24 @@ def sqlite_storage_kept_open(ref: InstanceRef | None, run_id: str | None = None)
 def with_kept_engines(ref: InstanceRef | None) -> InstanceRef | None:
     """`ref` with Dagster's default SQLite storage replaced by `KeptEnginesSqliteStorage` (the same
     files, config and schema); any other storage (PostgreSQL) as it is."""
+    return _with_storage(ref, DAGSTER_SQLITE_STORAGE, KEPT_ENGINES_STORAGE)
+
+
+def with_dagster_engines(ref: InstanceRef | None) -> InstanceRef | None:
+    """`ref` as Dagster wrote it: what a run is launched with, so that a worker started afresh
+    (`dagster api execute_run`, after a source changed) needs nothing of this module to open it."""
+    return _with_storage(ref, KEPT_ENGINES_STORAGE, DAGSTER_SQLITE_STORAGE)
+
+
+def _with_storage(ref: InstanceRef | None, old: tuple[str, str], new: tuple[str, str]) -> InstanceRef | None:
     data = ref.storage_data if ref is not None else None
-    if ref is None or data is None or (data.module_name, data.class_name) != DEFAULT_SQLITE_STORAGE:
+    if ref is None or data is None or (data.module_name, data.class_name) != old:
         return ref
-    return ref._replace(
-        storage_data=ConfigurableClassData(__name__, KeptEnginesSqliteStorage.__name__, data.config_yaml)
-    )
+    return ref._replace(storage_data=ConfigurableClassData(*new, data.config_yaml))
 
 
-DEFAULT_SQLITE_STORAGE = (DagsterSqliteStorage.__module__, DagsterSqliteStorage.__name__)
+DAGSTER_SQLITE_STORAGE = (DagsterSqliteStorage.__module__, DagsterSqliteStorage.__name__)
+KEPT_ENGINES_STORAGE = (__name__, "KeptEnginesSqliteStorage")
 
 
 class _KeptEngines:
@@ -256,6 +265,12 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
             with engine.connect() as conn, conn.begin():
                 yield conn
 
+    def has_table(self, table_name: str) -> bool:
+        # Asked on every dynamic-partition lookup and every tagged asset event: Dagster's makes an engine.
+        engine = self._engine(self.conn_string_for_shard(INDEX_SHARD_NAME), timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
+        with engine.connect() as conn:
+            return bool(engine.dialect.has_table(conn, table_name))
+
 
 class KeptEnginesSqliteStorage(DagsterSqliteStorage):
     """Dagster's default storage (runs, event logs and schedules in SQLite, in the same files) with
@@ -313,7 +328,8 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         origin = run.job_code_origin
         if origin is None:
             raise dg.DagsterInvariantViolationError(f"run {run.run_id} has no job origin to execute")
-        args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=self._instance.get_ref())
+        ref = with_dagster_engines(self._instance.get_ref())
+        args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=ref)
         worker = self._fork_server().Process(
             target=_execute,
             args=(dg.serialize_value(args), dict(os.environ), os.getcwd()),

@@ -71,7 +71,7 @@ import chpit_assets.bench.files as files_module
 import chpit_assets.bench.questions as questions_module
 import chpit_scorer.text as text_module
 from chpit_assets.bench.files import item_line, lines_bytes
-from chpit_assets.bench.items import line_key
+from chpit_assets.bench.items import LINE_KEY_CODE, line_key
 from chpit_assets.bench.questions import format_date
 from chpit_assets.files import SealedFileError, open_sealed, sealed_bytes, write_atomic
 from chpit_scorer import normalise
@@ -579,8 +579,8 @@ def _carried_bytes(carried: Mapping[str, Carried], order: list[str], data: bytes
 # The code T1-T4 run (this module and S1's normalise): a reused phrase is one these would find again;
 # any edit to either makes the next build search every phrase once.
 RULES = hashlib.sha256(Path(__file__).read_bytes() + Path(text_module.__file__).read_bytes()).hexdigest()[:16]
-# The code a search line is rendered by beside this module (its JSON and its question's date): a
-# carried line is one these would render again.
+# The code a search line is rendered by beside this module (its JSON and its question's date), and
+# the key the lines memo finds a bench line under: a carried line is one these would render again.
 RENDER = hashlib.sha256(
-    Path(files_module.__file__).read_bytes() + Path(questions_module.__file__).read_bytes()
+    Path(files_module.__file__).read_bytes() + Path(questions_module.__file__).read_bytes() + LINE_KEY_CODE
 ).hexdigest()[:16]

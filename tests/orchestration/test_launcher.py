@@ -18,6 +18,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import sqlalchemy
 
 from chpit_assets.akn import flatten
 from chpit_assets.orchestration.forkserver import PRELOAD
@@ -29,6 +30,7 @@ from chpit_assets.orchestration.launcher import (
     loaded_sources,
     sqlite_files,
     sqlite_storage_kept_open,
+    with_dagster_engines,
     with_kept_engines,
 )
 
@@ -243,37 +245,42 @@ def test_other_storages_keep_nothing_open(instance) -> None:
     assert sqlite_files(None, "r") == []
 
 
-def test_a_worker_reaches_each_sqlite_file_through_one_engine(instance, monkeypatch) -> None:
+def test_a_worker_reaches_each_sqlite_file_through_one_engine(instance) -> None:
     """The run worker's instance (`with_kept_engines`): the same files, written and read as Dagster's
-    default storage writes and reads them, but one engine per file however many queries."""
-    from chpit_assets.orchestration import launcher
+    default storage writes and reads them, but one engine per file however many queries, also for
+    the table checks of dynamic partitions and tagged asset events (Dagster's `has_table`)."""
+    engines: list[sqlalchemy.Engine] = []  # kept alive: identities stay distinct
 
-    made: list[str] = []
-    create = launcher.create_engine
+    def connected(conn) -> None:
+        if not any(e is conn.engine for e in engines):
+            engines.append(conn.engine)
 
-    def counted(conn_string, **kwargs):
-        made.append(conn_string)
-        return create(conn_string, **kwargs)
-
-    monkeypatch.setattr(launcher, "create_engine", counted)
     ref = with_kept_engines(instance.get_ref())
     assert ref is not None and ref.storage_data.class_name == "KeptEnginesSqliteStorage"
     with dg.DagsterInstance.from_ref(ref) as worker:
-        run = _run(worker, "nowhere:1")
-        for n in range(5):
-            worker.report_engine_event(f"event {n}", run)
-            assert worker.get_run_by_id(run.run_id) is not None
-        assert [e.message for e in worker.all_logs(run.run_id)] == [f"event {n}" for n in range(5)]
-        worker.add_run_tags(run.run_id, {"probe": "yes"})
-        for _ in range(2):  # asset events: in the shard of runless events (".db") and the index shard
-            worker.report_runless_asset_event(dg.AssetMaterialization("probe"))
-        assert worker.get_latest_materialization_event(dg.AssetKey("probe")) is not None
-    assert sorted(Path(c).name for c in made) == sorted(["runs.db", "index.db", f"{run.run_id}.db", ".db"])
+        sqlalchemy.event.listen(sqlalchemy.Engine, "engine_connect", connected)
+        try:
+            run = _run(worker, "nowhere:1")
+            for n in range(5):
+                worker.report_engine_event(f"event {n}", run)
+                assert worker.get_run_by_id(run.run_id) is not None
+            assert [e.message for e in worker.all_logs(run.run_id)] == [f"event {n}" for n in range(5)]
+            worker.add_run_tags(run.run_id, {"probe": "yes"})
+            for n in range(2):  # asset events: in the shard of runless events (".db") and the index shard
+                worker.report_runless_asset_event(dg.AssetMaterialization("probe", tags={"n": str(n)}))
+            assert worker.get_latest_materialization_event(dg.AssetKey("probe")) is not None
+            worker.add_dynamic_partitions("langs", ["de", "fr"])
+            assert worker.has_dynamic_partition("langs", "fr") and not worker.has_dynamic_partition("langs", "it")
+        finally:
+            sqlalchemy.event.remove(sqlalchemy.Engine, "engine_connect", connected)
+    files = sorted(Path(str(e.url.database)).name for e in engines)
+    assert files == sorted(["runs.db", "index.db", f"{run.run_id}.db", ".db"])
     # What the worker wrote is where Dagster's default storage reads it.
     assert [e.message for e in instance.all_logs(run.run_id)] == [f"event {n}" for n in range(5)]
     found = instance.get_run_by_id(run.run_id)
     assert found is not None and found.tags["probe"] == "yes"
     assert len(instance.fetch_materializations(dg.AssetKey("probe"), limit=5).records) == 2
+    assert instance.get_dynamic_partitions("langs") == ["de", "fr"]
 
 
 def test_a_worker_keeps_other_storages_as_they_are(instance) -> None:
@@ -286,3 +293,5 @@ def test_a_worker_keeps_other_storages_as_they_are(instance) -> None:
     kept = with_kept_engines(ref)
     assert kept is not None and kept.storage_data.config_yaml == ref.storage_data.config_yaml
     assert kept._replace(storage_data=ref.storage_data) == ref  # nothing else changes
+    # A run is launched with Dagster's own names: a worker started afresh needs nothing of ours.
+    assert with_dagster_engines(kept) == ref and with_dagster_engines(ref) is ref
