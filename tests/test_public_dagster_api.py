@@ -5,7 +5,9 @@ the code, the tests or the benchmarks, but for two modules: Dagster 1.13 creates
 publicly only through its GraphQL API and processes one only in its daemon, so
 chpit_assets/orchestration/backfill.py wraps that machinery (issue 22); and it exports no base class
 for a run launcher, though dagster.yaml's `run_launcher:` is the documented place for one, so
-chpit_assets/orchestration/launcher.py is ours (issue 27.2). Nothing else may.
+chpit_assets/orchestration/launcher.py is ours (issue 27.2), with the SQLite storage its run workers
+and the driver open their instance with (one engine per file; Dagster exports no storage class
+either). Nothing else may.
 """
 
 from __future__ import annotations
