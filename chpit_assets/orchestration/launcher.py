@@ -23,7 +23,7 @@ Dagster exports no run launcher base class, though `run_launcher:` in dagster.ya
 documented place for one; this module and orchestration/backfill.py are the two that name Dagster
 internals (tests/test_public_dagster_api.py). The instance reference a run is launched with says
 where its SQLite storages are, which a worker and the driver keep open (`sqlite_storage_kept_open`),
-and which a worker reaches through one SQLAlchemy engine per file (`KeptEnginesSqliteStorage`).
+and which a worker and the driver reach through one SQLAlchemy engine per file (`KeptEnginesSqliteStorage`).
 """
 
 from __future__ import annotations
