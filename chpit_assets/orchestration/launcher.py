@@ -204,10 +204,6 @@ def _with_storage(ref: InstanceRef | None, old: tuple[str, str], new: tuple[str,
     return ref._replace(storage_data=ConfigurableClassData(*new, data.config_yaml))
 
 
-DAGSTER_SQLITE_STORAGE = (DagsterSqliteStorage.__module__, DagsterSqliteStorage.__name__)
-KEPT_ENGINES_STORAGE = (__name__, "KeptEnginesSqliteStorage")
-
-
 class _KeptEngines:
     """One SQLAlchemy engine per database file for the life of the storage, where Dagster's SQLite
     storages create one for every query and event and dispose of it after (issue 27.2).
@@ -258,7 +254,7 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
     def _connect(self, shard: str) -> Iterator[Any]:
         # Dagster's own, but for the engine: the lock, the shard's first-use set-up, one transaction.
         with self._db_lock:
-            engine = self._engine(self.conn_string_for_shard(shard), timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
+            engine = self._shard_engine(shard)
             if shard not in self._initialized_dbs:
                 self._initdb(engine)
                 self._initialized_dbs.add(shard)
@@ -267,14 +263,18 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
 
     def has_table(self, table_name: str) -> bool:
         # Asked on every dynamic-partition lookup and every tagged asset event: Dagster's makes an engine.
-        engine = self._engine(self.conn_string_for_shard(INDEX_SHARD_NAME), timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
+        engine = self._shard_engine(INDEX_SHARD_NAME)
         with engine.connect() as conn:
             return bool(engine.dialect.has_table(conn, table_name))
+
+    def _shard_engine(self, shard: str) -> Engine:
+        return self._engine(self.conn_string_for_shard(shard), timeout=SQLITE_BUSY_TIMEOUT_SECONDS)
 
 
 class KeptEnginesSqliteStorage(DagsterSqliteStorage):
     """Dagster's default storage (runs, event logs and schedules in SQLite, in the same files) with
-    each file reached through one engine (`_KeptEngines`): what a run worker opens its instance with."""
+    each file reached through one engine (`_KeptEngines`): what a run worker and the backfill driver
+    open their instance with."""
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         # Not DagsterSqliteStorage.__init__, which would open (and check the schema of) Dagster's own first.
@@ -288,6 +288,10 @@ class KeptEnginesSqliteStorage(DagsterSqliteStorage):
     @classmethod
     def from_config_value(cls, inst_data: ConfigurableClassData, config_value: Mapping[str, Any]):
         return cls.from_local(inst_data=inst_data, **config_value)
+
+
+DAGSTER_SQLITE_STORAGE = (DagsterSqliteStorage.__module__, DagsterSqliteStorage.__name__)
+KEPT_ENGINES_STORAGE = (KeptEnginesSqliteStorage.__module__, KeptEnginesSqliteStorage.__name__)
 
 
 class ForkingRunLauncher(RunLauncher, ConfigurableClass):
