@@ -23,7 +23,8 @@ Dagster exports no run launcher base class, though `run_launcher:` in dagster.ya
 documented place for one; this module and orchestration/backfill.py are the two that name Dagster
 internals (tests/test_public_dagster_api.py). The instance reference a run is launched with says
 where its SQLite storages are, which a worker and the driver keep open (`sqlite_storage_kept_open`),
-and which a worker and the driver reach through one SQLAlchemy engine per file (`KeptEnginesSqliteStorage`).
+and which a worker and the driver reach through one SQLAlchemy engine and a small pool of
+connections per file (`KeptEnginesSqliteStorage`).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import dagster as dg
 import yaml
@@ -51,7 +52,7 @@ from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, 
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
-from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
 from dagster._core.storage.sqlite_storage import (
     DagsterSqliteStorage,
     _event_logs_directory,
@@ -61,8 +62,8 @@ from dagster._core.storage.sqlite_storage import (
 from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 from dagster._utils.interrupts import setup_interrupt_handlers
-from sqlalchemy import Engine, create_engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy import Engine, create_engine, make_url
+from sqlalchemy.pool import QueuePool
 
 from . import forkserver
 from .processes import local_pid, process_alive, process_tag
@@ -205,16 +206,23 @@ def _with_storage(ref: InstanceRef | None, old: tuple[str, str], new: tuple[str,
 
 
 class _KeptEngines:
-    """One SQLAlchemy engine per database file for the life of the storage, where Dagster's SQLite
-    storages create one for every query and event and dispose of it after (issue 27.2).
+    """One SQLAlchemy engine per database file for the life of the storage, its connections pooled,
+    where Dagster's SQLite storages create an engine and open a connection for every query and event
+    and dispose of both after (issue 27.2).
 
     An engine is cheap to keep and dear to make: creating one, and compiling each statement again
     because its compiled-statement cache is the engine's, was 0.3-0.45 s of CPU in each language run
-    of a nightly (the same rebuild restored and run alternately with and without). The engines keep
-    Dagster's NullPool: each query still opens its own connection to the file and closes it after,
-    so nothing is held between queries (`sqlite_storage_kept_open` holds the one idle connection
-    that keeps the WAL), and what is read and written, in which transactions and with which busy
-    timeout, is unchanged."""
+    of a nightly (the same rebuild restored and run alternately with and without). A connection is
+    dear too: each of the 440 queries of a language run and the 1,000 of its driver opened the file
+    and read its schema again.
+    A pooled connection is returned rolled back, so between queries it holds no transaction and no
+    lock: other processes' writers and SQLite's checkpoints are not held up, and each query reads
+    the file as it is then. What is read and written, in which transactions and with which busy
+    timeout, is Dagster's. No limit on connections open at once (as with Dagster's engines): a
+    query opened inside another never waits for a free one; the extra ones are closed on return."""
+
+    POOL_SIZE = 2
+    """Connections kept per file: the driver queries from two threads (orchestration/backfill.py)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._engines: dict[str, Engine] = {}
@@ -225,31 +233,77 @@ class _KeptEngines:
         with self._engines_lock:
             engine = self._engines.get(conn_string)
             if engine is None:
-                engine = create_engine(conn_string, poolclass=NullPool, connect_args=connect_args)
+                engine = create_engine(
+                    conn_string,
+                    poolclass=QueuePool,
+                    pool_size=self.POOL_SIZE,
+                    max_overflow=-1,
+                    connect_args=connect_args,
+                )
                 self._engines[conn_string] = engine
             return engine
 
+    def dispose(self) -> None:
+        super().dispose()  # type: ignore[misc]
+        with self._engines_lock:
+            engines, self._engines = list(self._engines.values()), {}
+        for engine in engines:
+            engine.dispose()
+
+
+def _schema_ready(database: str | None, *tables: str) -> bool:
+    """Whether the SQLite file `database` holds a Dagster schema stamped with its Alembic revision
+    (and `tables`): all that Dagster's storages check before they would create the schema. They also
+    name the head revision, loading some 90 migration scripts from disk each time (four times a run),
+    though any revision, old or new, makes them skip the creation. Enough here: a process opening
+    this storage was launched by one, or is one, that has opened the same files with Dagster's own
+    storage, which created them and checked their revision."""
+    if not database or not os.path.exists(database):
+        return False
+    try:
+        with closing(sqlite3.connect(database, timeout=SQLITE_BUSY_TIMEOUT_SECONDS)) as conn:
+            names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not {"alembic_version", *tables} <= names:
+                return False
+            return conn.execute("SELECT version_num FROM alembic_version").fetchone() is not None
+    except sqlite3.Error:
+        return False  # Dagster's own set-up then says what is wrong with the file
+
 
 class _KeptEngine(_KeptEngines):
-    """A storage in one file (runs, schedules): Dagster's `connect`, but for the engine."""
+    """A storage in one file (runs, schedules): Dagster's `connect` and `from_local`, but for the
+    engine and for the schema check (`_schema_ready`)."""
 
     _conn_string: str
+    DATABASE: str
+    TABLES: tuple[str, ...]
 
     @contextmanager
     def connect(self) -> Iterator[Any]:
         with self._engine(self._conn_string).connect() as conn, conn.begin():
             yield conn
 
+    @classmethod
+    def from_local(cls, base_dir: str, inst_data: ConfigurableClassData | None = None) -> Self:
+        conn_string = create_db_conn_string(base_dir, cls.DATABASE)
+        if _schema_ready(make_url(conn_string).database, *cls.TABLES):
+            return cls(conn_string, inst_data)
+        return super().from_local(base_dir, inst_data)  # type: ignore[misc]
+
 
 class KeptEnginesSqliteRunStorage(_KeptEngine, SqliteRunStorage):
-    pass
+    DATABASE, TABLES = "runs", ("runs", "instance_info")
 
 
 class KeptEnginesSqliteScheduleStorage(_KeptEngine, SqliteScheduleStorage):
-    pass
+    DATABASE, TABLES = "schedules", ("jobs",)
 
 
 class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
+    def _initdb(self, engine: Engine, for_index_shard: bool = False) -> None:
+        if not _schema_ready(engine.url.database, "event_logs"):
+            super()._initdb(engine, for_index_shard)
+
     @contextmanager
     def _connect(self, shard: str) -> Iterator[Any]:
         # Dagster's own, but for the engine: the lock, the shard's first-use set-up, one transaction.

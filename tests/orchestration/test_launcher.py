@@ -283,6 +283,93 @@ def test_a_worker_reaches_each_sqlite_file_through_one_engine(instance) -> None:
     assert instance.get_dynamic_partitions("langs") == ["de", "fr"]
 
 
+def test_a_worker_keeps_its_connections_open_between_queries_holding_no_lock(instance) -> None:
+    """Pooled connections (issue 27.2): many queries, one or two connections a file, all closed with
+    the instance; between queries none holds a lock or a snapshot, so another process's writer and
+    a full checkpoint go through at once and the worker's next query reads what was written."""
+    opened: list[str] = []
+    closed: list[str] = []
+
+    def on_connect(dbapi_conn, record) -> None:
+        opened.append(dbapi_conn.execute("PRAGMA database_list").fetchone()[2])
+
+    def on_close(dbapi_conn, record) -> None:
+        closed.append(record)
+
+    sqlalchemy.event.listen(sqlalchemy.pool.QueuePool, "connect", on_connect)  # ours: Dagster's are NullPool
+    sqlalchemy.event.listen(sqlalchemy.pool.QueuePool, "close", on_close)
+    try:
+        with dg.DagsterInstance.from_ref(with_kept_engines(instance.get_ref())) as worker:
+            run = _run(worker, "nowhere:1")
+            for n in range(20):
+                worker.report_engine_event(f"event {n}", run)
+                assert worker.get_run_by_id(run.run_id) is not None
+            per_file = {name: opened.count(name) for name in set(opened)}
+            assert per_file and max(per_file.values()) <= 2, per_file  # not one a query (some 60 here)
+            for path in sqlite_files(instance.get_ref(), run.run_id):
+                writer = sqlite3.connect(path, timeout=0)  # no waiting: a lock held would fail at once
+                try:
+                    writer.execute("CREATE TABLE probe (x)")
+                    writer.commit()
+                    busy, _, _ = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                    assert busy == 0, path
+                finally:
+                    writer.close()
+            instance.report_engine_event("from another process", run)  # Dagster's own storage writes
+            assert worker.all_logs(run.run_id)[-1].message == "from another process"
+            assert not closed
+        assert len(closed) == len(opened)  # disposed with the instance: nothing left open
+    finally:
+        sqlalchemy.event.remove(sqlalchemy.pool.QueuePool, "connect", on_connect)
+        sqlalchemy.event.remove(sqlalchemy.pool.QueuePool, "close", on_close)
+
+
+def _head_lookups(monkeypatch) -> list[str]:
+    """Calls naming Alembic's head revision (what loads Dagster's migration scripts from disk)."""
+    from alembic.script import ScriptDirectory
+
+    calls: list[str] = []
+    real = ScriptDirectory.as_revision_number
+
+    def counted(self, id_):
+        calls.append(id_)
+        return real(self, id_)
+
+    monkeypatch.setattr(ScriptDirectory, "as_revision_number", counted)
+    return calls
+
+
+def test_a_worker_opens_existing_files_without_loading_the_migration_scripts(instance, monkeypatch) -> None:
+    run = _run(instance, "nowhere:1")
+    instance.report_engine_event("written by Dagster's storage", run)
+    calls = _head_lookups(monkeypatch)
+    with dg.DagsterInstance.from_ref(with_kept_engines(instance.get_ref())) as worker:
+        worker.report_engine_event("written by the worker's", run)
+        assert [e.message for e in worker.all_logs(run.run_id)][-2:] == [
+            "written by Dagster's storage",
+            "written by the worker's",
+        ]
+    assert calls == []
+
+
+def test_a_worker_on_files_not_set_up_leaves_their_creation_to_dagster(tmp_path, monkeypatch) -> None:
+    """Missing or damaged: Dagster's own set-up runs, and creates the files or says what is wrong."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    missing, damaged = (dg.DagsterInstance.local_temp(str(tmp_path / name)).get_ref() for name in ("a", "b"))
+    for path in (tmp_path / "a" / "history" / "runs.db", tmp_path / "a" / "schedules" / "schedules.db"):
+        path.unlink()
+    calls = _head_lookups(monkeypatch)
+    with dg.DagsterInstance.from_ref(with_kept_engines(missing)) as worker:
+        run = _run(worker, "nowhere:1")
+        worker.report_engine_event("on files the worker's storage created", run)
+        assert [e.message for e in worker.all_logs(run.run_id)] == ["on files the worker's storage created"]
+    assert calls.count("head") == 3  # runs, schedules and the run's new shard; not the index shard
+    (tmp_path / "b" / "history" / "runs.db").write_bytes(b"not a database" * 100)
+    with pytest.raises(sqlalchemy.exc.DatabaseError, match="not a database"):
+        dg.DagsterInstance.from_ref(with_kept_engines(damaged))
+
+
 def test_a_worker_keeps_other_storages_as_they_are(instance) -> None:
     ref = instance.get_ref()
     postgres = ref._replace(
