@@ -214,12 +214,12 @@ class _KeptEngines:
     because its compiled-statement cache is the engine's, was 0.3-0.45 s of CPU in each language run
     of a nightly (the same rebuild restored and run alternately with and without). A connection is
     dear too: each of the 440 queries of a language run and the 1,000 of its driver opened the file
-    and read its schema again.
-    A pooled connection is returned rolled back, so between queries it holds no transaction and no
-    lock: other processes' writers and SQLite's checkpoints are not held up, and each query reads
-    the file as it is then. What is read and written, in which transactions and with which busy
-    timeout, is Dagster's. No limit on connections open at once (as with Dagster's engines): a
-    query opened inside another never waits for a free one; the extra ones are closed on return."""
+    and read its schema again (with `_schema_ready`, 0.35 s a nightly side by side). A pooled
+    connection is returned rolled back, so between queries it holds no transaction and no lock:
+    other processes' writers and SQLite's checkpoints are not held up, and each query reads the file
+    as it is then. What is read and written, in which transactions and with which busy timeout, is
+    Dagster's. No limit on connections open at once (as with Dagster's engines): a query opened
+    inside another never waits for a free one; the extra ones are closed on return."""
 
     POOL_SIZE = 2
     """Connections kept per file: the driver queries from two threads (orchestration/backfill.py)."""
