@@ -200,20 +200,26 @@ def test_kept_open_an_event_write_no_longer_checkpoints_and_nothing_is_lost(inst
     assert [e.message for e in instance.all_logs(run.run_id)] == ["first", "second"]
 
 
+def _write_and_checkpoint_without_waiting(paths: list[Path]) -> None:
+    """Another process's writer, then a full checkpoint, on each file: with no busy timeout, a lock
+    or a read snapshot held by anyone else fails them at once."""
+    for path in paths:
+        writer = sqlite3.connect(path, timeout=0)
+        try:
+            writer.execute("CREATE TABLE probe (x)")
+            writer.execute("INSERT INTO probe VALUES (1)")
+            writer.commit()
+            busy, _, _ = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            assert busy == 0, path
+        finally:
+            writer.close()
+
+
 def test_kept_open_files_block_no_writer_and_no_checkpoint(instance) -> None:
     run = _run(instance, "nowhere:1")
     instance.report_engine_event("first", run)
     with sqlite_storage_kept_open(instance.get_ref(), run.run_id):
-        for path in sqlite_files(instance.get_ref(), run.run_id):
-            writer = sqlite3.connect(path, timeout=0)  # no waiting: a lock held would fail at once
-            try:
-                writer.execute("CREATE TABLE probe (x)")
-                writer.execute("INSERT INTO probe VALUES (1)")
-                writer.commit()
-                busy, _, _ = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-                assert busy == 0, path
-            finally:
-                writer.close()
+        _write_and_checkpoint_without_waiting(sqlite_files(instance.get_ref(), run.run_id))
 
 
 def test_a_missing_file_is_not_created_and_a_damaged_one_does_not_stop_the_body(instance) -> None:
@@ -306,15 +312,7 @@ def test_a_worker_keeps_its_connections_open_between_queries_holding_no_lock(ins
                 assert worker.get_run_by_id(run.run_id) is not None
             per_file = {name: opened.count(name) for name in set(opened)}
             assert per_file and max(per_file.values()) <= 2, per_file  # not one a query (some 60 here)
-            for path in sqlite_files(instance.get_ref(), run.run_id):
-                writer = sqlite3.connect(path, timeout=0)  # no waiting: a lock held would fail at once
-                try:
-                    writer.execute("CREATE TABLE probe (x)")
-                    writer.commit()
-                    busy, _, _ = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-                    assert busy == 0, path
-                finally:
-                    writer.close()
+            _write_and_checkpoint_without_waiting(sqlite_files(instance.get_ref(), run.run_id))
             instance.report_engine_event("from another process", run)  # Dagster's own storage writes
             assert worker.all_logs(run.run_id)[-1].message == "from another process"
             assert not closed
