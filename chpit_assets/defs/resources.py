@@ -143,7 +143,7 @@ class FedlexSource(dg.ConfigurableResource):
         clear the language from the store, while it nearly always means a source or query fault.
         """
         if self.mode == "sample":
-            catalog = load_sample_catalog(self.sample_path).for_lang(lang)
+            catalog = load_sample_catalog(self.sample_path, langs=[lang]).for_lang(lang)
             source = str(self.sample_path)
         else:
             from chpit_assets.fedlex.sparql import fetch_catalog

@@ -462,6 +462,27 @@ def test_a_catalog_with_two_editions_of_one_act_language_and_day_is_refused_nami
         load_sample_catalog(folder)
 
 
+@pytest.mark.parametrize("lang", ["de", "fr", "it", "en", "rm"])
+def test_reading_one_language_gives_that_language_of_the_whole_catalog(lang):
+    """What a language partition reads (FedlexSource.load_catalog): the same acts and editions, in the
+    same order, as the whole sample's catalog restricted to it."""
+    assert load_sample_catalog(SAMPLE, langs=[lang]).for_lang(lang) == load_sample_catalog(SAMPLE).for_lang(lang)
+
+
+def test_a_language_is_failed_by_its_own_editions_only(tmp_path):
+    """As the live query asks for one language: a bad Italian edition fails the Italian read, naming
+    it, not the German one; a language Fedlex does not have fails every read."""
+    folder = _one_act_catalog(tmp_path, [_edition("2020-01-01"), _edition("2020-01-01", end="2019-12-31", lang="it")])
+    assert [e.lang for e in load_sample_catalog(folder, langs=["de"]).editions] == ["de"]
+    with pytest.raises(CatalogError, match=r"\[it\] edition of 2020-01-01: it ends on 2019-12-31"):
+        load_sample_catalog(folder, langs=["it"])
+    with pytest.raises(CatalogError, match=r"\[it\] edition of 2020-01-01"):
+        load_sample_catalog(folder)
+    misspelt = _one_act_catalog(tmp_path, [_edition("2020-01-01"), _edition("2020-02-01", lang="xx")])
+    with pytest.raises(CatalogError, match="unknown language 'xx'"):
+        load_sample_catalog(misspelt, langs=["de"])
+
+
 def test_an_edition_ending_before_it_starts_is_refused_naming_it(tmp_path):
     folder = _one_act_catalog(tmp_path, [_edition("2020-01-01", end="2019-12-31")])
     with pytest.raises(CatalogError, match=r"act SR 1 .*\[de\] edition of 2020-01-01: it ends on 2019-12-31, before"):
