@@ -42,7 +42,7 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster._daemon.monitoring.run_monitoring import execute_run_monitoring_iteration
 from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
 
-from chpit_assets.orchestration.launcher import ForkingRunLauncher, sqlite_storage_kept_open, with_kept_engines
+from chpit_assets.orchestration.launcher import ForkingRunLauncher, with_kept_engines
 from chpit_assets.orchestration.stages import CHAIN, StageFailure
 from chpit_assets.orchestration.target import Target
 
@@ -187,15 +187,11 @@ def drive(
         return status(instance, backfill_id)
     queue = QueuedRunCoordinatorDaemon(interval_seconds=interval)
     # The iterations and the polls between them are over 1,000 storage queries a nightly: each file
-    # held open, and reached through one engine and its pooled connections (launcher.with_kept_engines;
+    # reached through one engine that keeps its connections open (launcher.with_kept_engines;
     # `instance` is that instance from here on, in report_finished too). Measured on one rebuild
     # restored and run alternately: 1.1 s less a nightly for the engine alone, the runs included
     # (the polls no longer take their CPU).
-    with (
-        driving_instance(instance) as instance,
-        sqlite_storage_kept_open(instance.get_ref()),
-        _workspace(instance) as context,
-    ):
+    with driving_instance(instance) as instance, _workspace(instance) as context:
 
         def launch() -> None:
             for _ in queue.run_iteration(context):

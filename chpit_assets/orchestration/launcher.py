@@ -21,10 +21,9 @@ run monitoring asks this launcher whether the worker lives (its host and pid are
 
 Dagster exports no run launcher base class, though `run_launcher:` in dagster.yaml is the
 documented place for one; this module and orchestration/backfill.py are the two that name Dagster
-internals (tests/test_public_dagster_api.py). The instance reference a run is launched with says
-where its SQLite storages are, which a worker and the driver keep open (`sqlite_storage_kept_open`),
-and which a worker and the driver reach through one SQLAlchemy engine and a small pool of
-connections per file (`KeptEnginesSqliteStorage`).
+internals (tests/test_public_dagster_api.py). On Dagster's default SQLite storage, a worker and the
+driver reach each file through one SQLAlchemy engine that keeps its connections open
+(`KeptEnginesSqliteStorage`).
 """
 
 from __future__ import annotations
@@ -38,12 +37,11 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, closing, contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Self
 
 import dagster as dg
-import yaml
 
 # Dagster's launcher interface and the run worker's entry point (see the module docstring).
 from dagster._cli.api import execute_run_command
@@ -131,59 +129,10 @@ def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
     gc.freeze()
     setup_interrupt_handlers()  # SIGTERM as SIGINT, as in Dagster's own run workers
     run = dg.deserialize_value(args_json, ExecuteRunArgs)
-    with sqlite_storage_kept_open(run.instance_ref, run.run_id):
-        worker_args = ExecuteRunArgs(
-            run.job_origin, run.run_id, with_kept_engines(run.instance_ref), run.set_exit_code_on_failure
-        )
-        execute_run_command.callback(input_json=dg.serialize_value(worker_args), compressed_input_json=None)  # type: ignore[misc]
-
-
-def sqlite_files(ref: InstanceRef | None, run_id: str | None = None) -> list[Path]:
-    """The SQLite files Dagster's default storages keep this process's writes in: the runs database,
-    the event log's index shard and, for a run, its own shard (none for other storages, PostgreSQL)."""
-    if ref is None:
-        return []
-    files = []
-    runs = _base_dir(ref.run_storage_data, "SqliteRunStorage")
-    if runs is not None:
-        files.append(runs / "runs.db")
-    events = _base_dir(ref.event_storage_data, "SqliteEventLogStorage")
-    if events is not None:
-        files += [events / "index.db", *([events / f"{run_id}.db"] if run_id else [])]
-    return files
-
-
-def _base_dir(data: ConfigurableClassData | None, class_name: str) -> Path | None:
-    if data is None or data.class_name != class_name:
-        return None
-    base_dir = (yaml.safe_load(data.config_yaml) or {}).get("base_dir")
-    return Path(base_dir) if isinstance(base_dir, str) else None  # {env: ...}: not worth resolving here
-
-
-@contextmanager
-def sqlite_storage_kept_open(ref: InstanceRef | None, run_id: str | None = None) -> Iterator[None]:
-    """Hold one idle connection to each of `sqlite_files` for the body's duration (issue 27.2).
-
-    Dagster's SQLite storages open a new engine and connection for every event and query (a language
-    run of a nightly: some 85 event writes and 440 connections; its driver: over 1,000). The files are in
-    WAL mode, and SQLite checkpoints the WAL into the file and deletes it whenever the last connection
-    to a file closes, so every one of those connections also paid a checkpoint and the WAL's creation.
-    An idle connection held here is never the last: the WAL stays, SQLite checkpoints it as it fills
-    (every 1,000 pages), and nothing is written differently or less durably (each commit is synced as
-    before). It reads the schema once and holds no transaction, so it blocks no writer or checkpoint.
-    Only files that exist are opened: creating and initialising them stays Dagster's. An optimisation
-    only: a file that cannot be opened is left to Dagster."""
-    with ExitStack() as held:
-        for path in sqlite_files(ref, run_id):
-            if not path.exists():
-                continue
-            conn = sqlite3.connect(path, timeout=30)
-            held.callback(conn.close)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.Error:
-                pass  # not a database SQLite can read: Dagster's own connections will say so
-        yield
+    worker_args = ExecuteRunArgs(
+        run.job_origin, run.run_id, with_kept_engines(run.instance_ref), run.set_exit_code_on_failure
+    )
+    execute_run_command.callback(input_json=dg.serialize_value(worker_args), compressed_input_json=None)  # type: ignore[misc]
 
 
 def with_kept_engines(ref: InstanceRef | None) -> InstanceRef | None:
@@ -214,12 +163,16 @@ class _KeptEngines:
     because its compiled-statement cache is the engine's, was 0.3-0.45 s of CPU in each language run
     of a nightly (the same rebuild restored and run alternately with and without). A connection is
     dear too: each of the 440 queries of a language run and the 1,000 of its driver opened the file
-    and read its schema again (with `_schema_ready`, 0.35 s a nightly side by side). A pooled
-    connection is returned rolled back, so between queries it holds no transaction and no lock:
-    other processes' writers and SQLite's checkpoints are not held up, and each query reads the file
-    as it is then. What is read and written, in which transactions and with which busy timeout, is
-    Dagster's. No limit on connections open at once (as with Dagster's engines): a query opened
-    inside another never waits for a free one; the extra ones are closed on return."""
+    and read its schema again (with `_schema_ready`, 0.35 s a nightly side by side); and the files are
+    in WAL mode, where SQLite checkpoints the WAL into the file and deletes it whenever the last
+    connection to a file closes, so each of those queries also paid a checkpoint and the WAL's
+    creation. A kept connection is never the last: the WAL stays and SQLite checkpoints it as it
+    fills (every 1,000 pages); each commit is synced as before. A pooled connection is returned
+    rolled back, so between queries it holds no transaction and no lock: other processes' writers
+    and SQLite's checkpoints are not held up, and each query reads the file as it is then. What is
+    read and written, in which transactions and with which busy timeout, is Dagster's. No limit on
+    connections open at once (as with Dagster's engines): a query opened inside another never waits
+    for a free one; the extra ones are closed on return, the kept ones when the instance is disposed."""
 
     POOL_SIZE = 2
     """Connections kept per file: the driver queries from two threads (orchestration/backfill.py)."""

@@ -28,8 +28,6 @@ from chpit_assets.orchestration.launcher import (
     ForkingRunLauncher,
     changed_since,
     loaded_sources,
-    sqlite_files,
-    sqlite_storage_kept_open,
     with_dagster_engines,
     with_kept_engines,
 )
@@ -176,27 +174,26 @@ def _wal(path: Path) -> Path:
     return path.with_name(f"{path.name}-wal")
 
 
-def test_the_files_kept_open_are_the_ones_dagster_writes_a_run_to(instance) -> None:
-    run = _run(instance, "nowhere:1")
-    instance.report_engine_event("probe", run)  # writes the run's own shard
-    files = sqlite_files(instance.get_ref(), run.run_id)
-    assert [f.name for f in files] == ["runs.db", "index.db", f"{run.run_id}.db"]
-    assert all(f.is_file() for f in files)
-    assert sqlite_files(instance.get_ref()) == files[:2]  # the driver: no run of its own
+def _files(instance: dg.DagsterInstance, run_id: str) -> list[Path]:
+    """The SQLite files a run worker writes on the default storage: runs, the index shard, its own shard."""
+    history = Path(instance.root_directory) / "history"
+    return [history / "runs.db", history / "runs" / "index.db", history / "runs" / f"{run_id}.db"]
 
 
-def test_kept_open_an_event_write_no_longer_checkpoints_and_nothing_is_lost(instance) -> None:
+def test_a_worker_no_longer_checkpoints_on_every_write_and_nothing_is_lost(instance) -> None:
+    """In WAL mode SQLite checkpoints and deletes the WAL when the last connection to a file closes:
+    Dagster's own storage does so after every event. The worker's kept connection is never the last
+    until the instance is disposed, and nothing written is lost or hidden from other processes."""
     run = _run(instance, "nowhere:1")
     instance.report_engine_event("first", run)
-    shard = sqlite_files(instance.get_ref(), run.run_id)[2]
-    # Dagster's own connection is the last one to close: it checkpoints the WAL and deletes it.
-    assert not _wal(shard).exists()
-    with sqlite_storage_kept_open(instance.get_ref(), run.run_id):
-        instance.report_engine_event("second", run)
+    shard = _files(instance, run.run_id)[2]
+    assert not _wal(shard).exists()  # Dagster's own connection was the last: it checkpointed
+    with dg.DagsterInstance.from_ref(with_kept_engines(instance.get_ref())) as worker:
+        worker.report_engine_event("second", run)
         assert _wal(shard).exists()  # the write stays in the WAL: no checkpoint on close
         with dg.DagsterInstance.from_ref(instance.get_ref()) as other:  # what another process reads
             assert [e.message for e in other.all_logs(run.run_id)] == ["first", "second"]
-    assert not _wal(shard).exists()  # the held connection was the last: closed, it checkpointed
+    assert not _wal(shard).exists()  # disposed, its connections closed: the last one checkpointed
     assert [e.message for e in instance.all_logs(run.run_id)] == ["first", "second"]
 
 
@@ -204,6 +201,7 @@ def _write_and_checkpoint_without_waiting(paths: list[Path]) -> None:
     """Another process's writer, then a full checkpoint, on each file: with no busy timeout, a lock
     or a read snapshot held by anyone else fails them at once."""
     for path in paths:
+        assert path.is_file(), path  # a probe on a file it creates would prove nothing
         writer = sqlite3.connect(path, timeout=0)
         try:
             writer.execute("CREATE TABLE probe (x)")
@@ -213,42 +211,6 @@ def _write_and_checkpoint_without_waiting(paths: list[Path]) -> None:
             assert busy == 0, path
         finally:
             writer.close()
-
-
-def test_kept_open_files_block_no_writer_and_no_checkpoint(instance) -> None:
-    run = _run(instance, "nowhere:1")
-    instance.report_engine_event("first", run)
-    with sqlite_storage_kept_open(instance.get_ref(), run.run_id):
-        _write_and_checkpoint_without_waiting(sqlite_files(instance.get_ref(), run.run_id))
-
-
-def test_a_missing_file_is_not_created_and_a_damaged_one_does_not_stop_the_body(instance) -> None:
-    unborn = str(uuid.uuid4())  # a run with no event yet has no shard: creating it is Dagster's
-    ran = []
-    with sqlite_storage_kept_open(instance.get_ref(), unborn):
-        ran.append(1)
-    assert ran and not sqlite_files(instance.get_ref(), unborn)[2].exists()
-    damaged = _run(instance, "nowhere:1")
-    shard = sqlite_files(instance.get_ref(), damaged.run_id)[2]
-    shard.write_bytes(b"not a database" * 100)
-    with sqlite_storage_kept_open(instance.get_ref(), damaged.run_id):
-        ran.append(2)
-    assert ran == [1, 2] and shard.read_bytes() == b"not a database" * 100
-
-
-def test_other_storages_keep_nothing_open(instance) -> None:
-    ref = instance.get_ref()
-    postgres = ref._replace(
-        run_storage_data=ref.run_storage_data._replace(class_name="PostgresRunStorage"),
-        event_storage_data=ref.event_storage_data._replace(class_name="PostgresEventLogStorage"),
-    )
-    assert sqlite_files(postgres, "r") == []
-    from_env = ref._replace(
-        run_storage_data=ref.run_storage_data._replace(config_yaml="base_dir: {env: CHPIT_NOWHERE}\n"),
-        event_storage_data=ref.event_storage_data._replace(config_yaml="base_dir: {env: CHPIT_NOWHERE}\n"),
-    )
-    assert sqlite_files(from_env, "r") == []
-    assert sqlite_files(None, "r") == []
 
 
 def test_a_worker_reaches_each_sqlite_file_through_one_engine(instance) -> None:
@@ -312,7 +274,7 @@ def test_a_worker_keeps_its_connections_open_between_queries_holding_no_lock(ins
                 assert worker.get_run_by_id(run.run_id) is not None
             per_file = {name: opened.count(name) for name in set(opened)}
             assert per_file and max(per_file.values()) <= 2, per_file  # not one a query (some 60 here)
-            _write_and_checkpoint_without_waiting(sqlite_files(instance.get_ref(), run.run_id))
+            _write_and_checkpoint_without_waiting(_files(instance, run.run_id))
             instance.report_engine_event("from another process", run)  # Dagster's own storage writes
             assert worker.all_logs(run.run_id)[-1].message == "from another process"
             assert not closed
