@@ -390,6 +390,13 @@ def assert_one_backfill_per_invocation(home: Path, invocations: int) -> None:
         assert all(r.remote_job_origin is not None for r in runs)
         assert {r.remote_job_origin.location_name for r in runs if r.remote_job_origin} == {"chpit"}
         assert all(r.tags.get("chpit/trigger") == "cli" for r in runs)
+        # Each run worker captured its stdout and stderr to the end, where the UI reads them (issue 27.2).
+        logs = instance.compute_log_manager
+        for run in runs:
+            captures = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.LOGS_CAPTURED)
+            assert len(captures) == 1, run.run_id
+            file_key = captures[0].get_dagster_event().event_specific_data.file_key
+            assert logs.is_capture_complete(logs.build_log_key_for_run(run.run_id, file_key)), run.run_id
 
 
 def test_the_frozen_record_and_data_resolve_against_the_project_from_any_folder(tmp_path, monkeypatch):

@@ -22,6 +22,7 @@ finishes in seconds per stage instead of the daemon's fixed 30 s per backfill st
 from __future__ import annotations
 
 import logging
+import multiprocessing.connection
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -287,9 +288,21 @@ def _wait_for_change(instance: dg.DagsterInstance, backfill_id: str, rescan: flo
     (0.1-0.4 s each on 2 shared cores) and a fixed interval made every stage wait for the next tick."""
     start, seen = time.monotonic(), _state(instance, backfill_id)
     while time.monotonic() - start < rescan:
-        time.sleep(WATCH_SECONDS)
+        _pause(instance, WATCH_SECONDS)
         if _state(instance, backfill_id) != seen:
             return
+
+
+def _pause(instance: dg.DagsterInstance, seconds: float) -> None:
+    """Sleep `seconds`, or less when a run worker this process launched ends: a worker exits right
+    after it writes its run's final status, so the next stage starts then rather than at the next
+    look (half a `WATCH_SECONDS` later on average, four times a nightly; issue 27.2)."""
+    launcher = instance.run_launcher
+    sentinels = launcher.running_workers() if isinstance(launcher, ForkingRunLauncher) else []
+    if sentinels:
+        multiprocessing.connection.wait(sentinels, seconds)
+    else:
+        time.sleep(seconds)
 
 
 def _active(instance: dg.DagsterInstance, backfill_id: str) -> bool:

@@ -23,7 +23,8 @@ Dagster exports no run launcher base class, though `run_launcher:` in dagster.ya
 documented place for one; this module and orchestration/backfill.py are the two that name Dagster
 internals (tests/test_public_dagster_api.py). On Dagster's default SQLite storage, a worker and the
 driver reach each file through one SQLAlchemy engine that keeps its connections open
-(`KeptEnginesSqliteStorage`).
+(`KeptEnginesSqliteStorage`); with Dagster's local compute logs, a worker captures its stdout and
+stderr into the same files with a thread instead of child processes (`ThreadedComputeLogManager`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import signal
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Self
@@ -47,7 +48,9 @@ import dagster as dg
 from dagster._cli.api import execute_run_command
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
+from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
+from dagster._core.storage.local_compute_log_manager import IO_TYPE_EXTENSION, LocalComputeLogManager
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS, create_db_conn_string
@@ -59,6 +62,7 @@ from dagster._core.storage.sqlite_storage import (
 )
 from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
+from dagster._utils import ensure_file, touch_file
 from dagster._utils.interrupts import setup_interrupt_handlers
 from sqlalchemy import Engine, create_engine, make_url
 from sqlalchemy.pool import QueuePool
@@ -129,9 +133,8 @@ def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
     gc.freeze()
     setup_interrupt_handlers()  # SIGTERM as SIGINT, as in Dagster's own run workers
     run = dg.deserialize_value(args_json, ExecuteRunArgs)
-    worker_args = ExecuteRunArgs(
-        run.job_origin, run.run_id, with_kept_engines(run.instance_ref), run.set_exit_code_on_failure
-    )
+    worker_ref = with_threaded_log_capture(with_kept_engines(run.instance_ref))
+    worker_args = ExecuteRunArgs(run.job_origin, run.run_id, worker_ref, run.set_exit_code_on_failure)
     execute_run_command.callback(input_json=dg.serialize_value(worker_args), compressed_input_json=None)  # type: ignore[misc]
 
 
@@ -141,6 +144,12 @@ def with_kept_engines(ref: InstanceRef | None) -> InstanceRef | None:
     return _with_storage(ref, DAGSTER_SQLITE_STORAGE, KEPT_ENGINES_STORAGE)
 
 
+def with_threaded_log_capture(ref: InstanceRef | None) -> InstanceRef | None:
+    """`ref` with Dagster's local compute log manager replaced by `ThreadedComputeLogManager` (the
+    same folder and settings); any other compute log manager as it is."""
+    return _with_class(ref, "compute_logs_data", DAGSTER_COMPUTE_LOGS, THREADED_COMPUTE_LOGS)
+
+
 def with_dagster_engines(ref: InstanceRef | None) -> InstanceRef | None:
     """`ref` as Dagster wrote it: what a run is launched with, so that a worker started afresh
     (`dagster api execute_run`, after a source changed) needs nothing of this module to open it."""
@@ -148,10 +157,16 @@ def with_dagster_engines(ref: InstanceRef | None) -> InstanceRef | None:
 
 
 def _with_storage(ref: InstanceRef | None, old: tuple[str, str], new: tuple[str, str]) -> InstanceRef | None:
-    data = ref.storage_data if ref is not None else None
+    return _with_class(ref, "storage_data", old, new)
+
+
+def _with_class(ref: InstanceRef | None, field: str, old: tuple[str, str], new: tuple[str, str]) -> InstanceRef | None:
+    """`ref` with the class configured in `field` replaced by `new` (same config) when it is `old`."""
+    data = getattr(ref, field) if ref is not None else None
     if ref is None or data is None or (data.module_name, data.class_name) != old:
         return ref
-    return ref._replace(storage_data=ConfigurableClassData(*new, data.config_yaml))
+    replaced: dict[str, Any] = {field: ConfigurableClassData(*new, data.config_yaml)}
+    return ref._replace(**replaced)
 
 
 class _KeptEngines:
@@ -298,7 +313,97 @@ class KeptEnginesSqliteStorage(DagsterSqliteStorage):
 
 
 DAGSTER_SQLITE_STORAGE = (DagsterSqliteStorage.__module__, DagsterSqliteStorage.__name__)
+DAGSTER_COMPUTE_LOGS = (LocalComputeLogManager.__module__, LocalComputeLogManager.__name__)
 KEPT_ENGINES_STORAGE = (KeptEnginesSqliteStorage.__module__, KeptEnginesSqliteStorage.__name__)
+THREADED_COMPUTE_LOGS = (__name__, "ThreadedComputeLogManager")
+
+
+class ThreadedComputeLogManager(LocalComputeLogManager):
+    """Dagster's local compute log manager (the same files, read by the UI the same way) that captures
+    a run's stdout and stderr without child processes: what a run worker opens its instance with.
+
+    Dagster's own mirrors each captured stream back to the console with a `tail -F` process and a
+    Python watcher that kills the tail should the run die: four processes started at each run's
+    first step and stopped at its end, 20-70 ms a run on the critical path, and the watchers'
+    interpreter starts on the other core (issue 27.2). Here a thread of the worker follows each
+    file instead (`_mirrored`); killed, the run takes it along, so nothing can be orphaned."""
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]) -> Self:
+        return cls(inst_data=inst_data, **config_value)  # Dagster's names its own class
+
+    @contextmanager
+    def capture_logs(self, log_key: Sequence[str]) -> Iterator[CapturedLogContext]:
+        stdout = self.get_captured_local_path(log_key, IO_TYPE_EXTENSION[ComputeIOType.STDOUT])
+        stderr = self.get_captured_local_path(log_key, IO_TYPE_EXTENSION[ComputeIOType.STDERR])
+        with _mirrored(sys.stdout, stdout), _mirrored(sys.stderr, stderr):
+            yield CapturedLogContext(log_key)
+        # Dagster's sign that the capture is complete (the UI stops following the files)
+        touch_file(self.complete_artifact_path(log_key))
+
+
+@contextmanager
+def _mirrored(stream: Any, path: str) -> Iterator[None]:
+    """While the body runs, whatever the process writes to `stream`'s file descriptor (Python's and C
+    code's alike) goes to the file at `path`, and a thread copies the file as it grows to where the
+    stream went before (as `tail -F` does for Dagster's manager). A stream with no file descriptor
+    (a test's capture) is left alone, as Dagster leaves it."""
+    ensure_file(path)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    stream.flush()
+    console = os.dup(fd)
+    follower = None
+    try:
+        with open(path, "ab") as file:
+            os.dup2(file.fileno(), fd)
+        follower = _Follower(path, os.dup(console))  # its own: it closes it when it ends, at any time
+        yield
+    finally:
+        stream.flush()
+        os.dup2(console, fd)
+        os.close(console)
+        if follower is not None:
+            follower.finish()
+
+
+class _Follower(threading.Thread):
+    """Copies a file to a descriptor as the file grows, until `finish` (then up to the file's end)."""
+
+    POLL_SECONDS = 0.2
+    FINISH_SECONDS = 5.0
+    """How long the end of a run waits for the last copy: a console nobody reads would block it."""
+
+    def __init__(self, path: str, console: int):
+        super().__init__(name="chpit-log-mirror", daemon=True)
+        self._file = open(path, "rb")  # noqa: SIM115 (closed by the thread)
+        self._console = console
+        self._done = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        try:
+            while True:
+                done = self._done.is_set()  # read before the file: what was written before finish is copied
+                while data := self._file.read(1 << 16):
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(self._console, view) :]
+                if done:
+                    return
+                self._done.wait(self.POLL_SECONDS)
+        except OSError:
+            pass  # the console is gone (a closed pipe): the file keeps the output
+        finally:
+            self._file.close()
+            os.close(self._console)
+
+    def finish(self) -> None:
+        self._done.set()
+        self.join(self.FINISH_SECONDS)
 
 
 class ForkingRunLauncher(RunLauncher, ConfigurableClass):
@@ -382,6 +487,11 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         return CheckRunHealthResult(
             WorkerStatus.FAILED, f"the run's worker process ({run.tags.get(WORKER_TAG)}) is gone"
         )
+
+    def running_workers(self) -> list[int]:
+        """The sentinels of the live run workers this launcher started: each becomes ready when its
+        worker exits (`multiprocessing.connection.wait`)."""
+        return [worker.sentinel for worker in self._workers.values() if worker.is_alive()]
 
     def join(self, timeout: int = 30) -> None:
         for worker in list(self._workers.values()):

@@ -97,3 +97,31 @@ def test_the_driver_reaches_the_sqlite_files_through_kept_engines_and_writes_whe
         driving.report_engine_event("from the driver", run)
         assert [r.run_id for r in backfill.runs_of(instance, "b1")] == [run.run_id]
         assert [e.message for e in instance.all_logs(run.run_id)] == ["from the driver"]
+
+
+FORKING = {"run_launcher": {"module": "chpit_assets.orchestration.launcher", "class": "ForkingRunLauncher"}}
+
+
+def test_the_driver_wakes_when_a_run_worker_it_launched_exits() -> None:
+    """Issue 27.2: a worker exits right after it writes its run's final status; the driver looks then,
+    not at its next look (which this pause would put ten minutes away)."""
+    with dg.instance_for_test(overrides=FORKING) as instance:
+        launcher = instance.run_launcher
+        worker = launcher._fork_server().Process(target=time.sleep, args=(0.5,))
+        worker.start()
+        launcher._workers["r1"] = worker
+        assert launcher.running_workers() == [worker.sentinel]
+        start = time.monotonic()
+        backfill._pause(instance, 600.0)
+        assert worker.exitcode == 0  # it ended ...
+        assert time.monotonic() - start < 300  # ... and woke the pause
+        assert launcher.running_workers() == []
+
+
+def test_without_a_live_worker_the_driver_sleeps_as_before(monkeypatch) -> None:
+    with dg.instance_for_test(overrides=FORKING) as forking, dg.instance_for_test() as default:
+        for instance in (forking, default):
+            clock = Clock()
+            monkeypatch.setattr(backfill, "time", clock)
+            backfill._pause(instance, backfill.WATCH_SECONDS)
+            assert (clock.sleeps, clock.now) == (1, backfill.WATCH_SECONDS)
