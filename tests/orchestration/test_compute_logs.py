@@ -57,9 +57,9 @@ def test_a_capture_writes_the_files_dagster_reads_and_mirrors_them_to_the_consol
     assert done.stdout == captured + b"after the capture\n"
     assert done.stderr == b"to stderr\n"
     # Dagster's own manager (the webserver's) reads the same files, and sees the capture complete.
-    dagsters = ThreadedComputeLogManager.__bases__[0]
-    assert dagsters.__name__ == "LocalComputeLogManager"
-    local = dagsters(str(tmp_path / "logs"))
+    local_manager = ThreadedComputeLogManager.__bases__[0]
+    assert local_manager.__name__ == "LocalComputeLogManager"
+    local = local_manager(str(tmp_path / "logs"))
     data = local.get_log_data(["run", "key"])
     assert data.stdout == captured and data.stderr == b"to stderr\n"
     assert local.is_capture_complete(["run", "key"])
