@@ -53,7 +53,8 @@ DRIVE_SECONDS = 0.5
 """How often the driver polls a backfill that a running daemon carries (and the progress bars' refresh)."""
 WATCH_SECONDS = 0.1
 """How often the driver looks at its backfill's runs between iterations: a run that ends (or a status
-that changes) triggers the next iteration at once, so the next stage starts about this long after it."""
+that changes) triggers the next iteration at once, so the next stage starts about this long after it;
+when the run's worker is one this process launched, as soon as the worker exits (`_pause`)."""
 RESCAN_SECONDS = 2.0
 """The longest the driver waits without an iteration even when nothing it watches changed (a
 concurrency slot freed by a run of another backfill, a worker that died without a status)."""
