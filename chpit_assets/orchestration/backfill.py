@@ -299,7 +299,7 @@ def _pause(instance: dg.DagsterInstance, seconds: float) -> None:
     after it writes its run's final status, so the next stage starts then rather than at the next
     look (half a `WATCH_SECONDS` later on average, four times a nightly; issue 27.2)."""
     launcher = instance.run_launcher
-    sentinels = launcher.running_workers() if isinstance(launcher, ForkingRunLauncher) else []
+    sentinels = launcher.worker_sentinels() if isinstance(launcher, ForkingRunLauncher) else []
     if sentinels:
         multiprocessing.connection.wait(sentinels, seconds)
     else:

@@ -110,12 +110,12 @@ def test_the_driver_wakes_when_a_run_worker_it_launched_exits() -> None:
         worker = launcher._fork_server().Process(target=time.sleep, args=(0.5,))
         worker.start()
         launcher._workers["r1"] = worker
-        assert launcher.running_workers() == [worker.sentinel]
+        assert launcher.worker_sentinels() == [worker.sentinel]
         start = time.monotonic()
         backfill._pause(instance, 600.0)
         assert worker.exitcode == 0  # it ended ...
         assert time.monotonic() - start < 300  # ... and woke the pause
-        assert launcher.running_workers() == []
+        assert launcher.worker_sentinels() == []
 
 
 def test_without_a_live_worker_the_driver_sleeps_as_before(monkeypatch) -> None:
