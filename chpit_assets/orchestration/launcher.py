@@ -141,7 +141,7 @@ def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
 def with_kept_engines(ref: InstanceRef | None) -> InstanceRef | None:
     """`ref` with Dagster's default SQLite storage replaced by `KeptEnginesSqliteStorage` (the same
     files, config and schema); any other storage (PostgreSQL) as it is."""
-    return _with_storage(ref, DAGSTER_SQLITE_STORAGE, KEPT_ENGINES_STORAGE)
+    return _with_class(ref, "storage_data", DAGSTER_SQLITE_STORAGE, KEPT_ENGINES_STORAGE)
 
 
 def with_threaded_log_capture(ref: InstanceRef | None) -> InstanceRef | None:
@@ -153,11 +153,7 @@ def with_threaded_log_capture(ref: InstanceRef | None) -> InstanceRef | None:
 def with_dagster_engines(ref: InstanceRef | None) -> InstanceRef | None:
     """`ref` as Dagster wrote it: what a run is launched with, so that a worker started afresh
     (`dagster api execute_run`, after a source changed) needs nothing of this module to open it."""
-    return _with_storage(ref, KEPT_ENGINES_STORAGE, DAGSTER_SQLITE_STORAGE)
-
-
-def _with_storage(ref: InstanceRef | None, old: tuple[str, str], new: tuple[str, str]) -> InstanceRef | None:
-    return _with_class(ref, "storage_data", old, new)
+    return _with_class(ref, "storage_data", KEPT_ENGINES_STORAGE, DAGSTER_SQLITE_STORAGE)
 
 
 def _with_class(ref: InstanceRef | None, field: str, old: tuple[str, str], new: tuple[str, str]) -> InstanceRef | None:

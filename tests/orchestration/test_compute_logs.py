@@ -78,7 +78,7 @@ def test_a_console_nobody_reads_does_not_fail_the_run_and_the_file_keeps_everyth
     assert (tmp_path / "logs" / "run" / "key.complete").exists()
 
 
-def test_a_stream_without_a_descriptor_is_left_alone(tmp_path, capsys) -> None:
+def test_a_stream_without_a_descriptor_is_left_alone(tmp_path) -> None:
     """A test's capture (or any stream object with no file descriptor) is not redirected, as Dagster's
     own manager leaves it; the files are still created and the capture marked complete."""
 
