@@ -16,8 +16,8 @@ space) and white space at the ends of a line (Fedlex puts a no-break space
 between a paragraph number and its text in some editions and not in others).
 
 How: a compiled walk over libxml2's nodes (`flatten.pyx`, through lxml's public C API)
-reads each article's fields and lays out its lines in one pass; Python only makes
-the records. The XSLT stylesheet and Python line joiner it replaced were about 2x
+reads each article's fields, lays out its lines and makes its record in one pass; the
+article number's rule stays here, in Python, for the forms other than "Art. 5a bis". The XSLT stylesheet and Python line joiner it replaced were about 2x
 a bare parse; they stay in the tests as the layout's specification, and the walk
 must match them on every real file and on generated trees (docs/perf/parse.md).
 
@@ -87,21 +87,16 @@ def parse_edition(data: bytes, where: str) -> ParsedEdition:
     if root.find("./{*}act/{*}body") is None:
         raise AknError(where, "no act/body element")
     try:
-        records = flatten.articles(root)
+        articles = flatten.articles(root, Article, _article_number)
     except flatten.ReservedCharacter:
         # A character reference (&#xE002;) puts a separator into the text that the bytes did not show.
         raise AknError(where, _RESERVED) from None
-    articles = []
-    seen: dict[str, int] = {}
-    for e_id, num, heading, text, has_blocks in records:
-        if not e_id:
-            raise AknError(where, "an <article> without eId")
-        occurrence = seen[e_id] = seen.get(e_id, 0) + 1
+    except flatten.MissingEId:
+        raise AknError(where, "an <article> without eId") from None
+    except flatten.LostText as exc:
         # A repealed article is only a number (and a footnote): its empty text is data. One with blocks
         # whose text came out empty lost its wording.
-        if not text and has_blocks:
-            raise EmptyArticle(where, f"article {e_id} (occurrence {occurrence}) has content but no text")
-        articles.append(Article(e_id, occurrence, _article_number(num, e_id), heading, text))
+        raise EmptyArticle(where, f"article {exc.e_id} (occurrence {exc.occurrence}) has content but no text") from None
     if not articles:
         raise AknError(where, "no articles in the body")
     return ParsedEdition(identity, tuple(articles))

@@ -3,7 +3,8 @@
 Until issue 27.3 the parser flattened every article with this XSLT stylesheet (libxslt) and joined
 the lines in Python. That code defines the text layout (parser.py's docstring) and it is what every
 pinned digest was computed with; `reference_articles` runs it as it ran, so the differential tests
-can hold the walk to it on any tree, real or generated.
+can hold the walk to it on any tree, real or generated. `reference_records` makes those fields into
+the parser's records as the parser's Python loop made them before the walk took that over too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 import re
 
 from lxml import etree
+
+from chpit_assets.akn import flatten
+from chpit_assets.akn.parser import Article, _article_number
 
 _ARTICLE, _FIELD, _LINE, _NUM, _END, _CELL = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"
 _SPACES = re.compile("  +")
@@ -75,8 +79,25 @@ _STYLESHEET = f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/199
 _FLATTEN = etree.XSLT(etree.XML(_STYLESHEET.encode("utf-8")))
 
 
+def reference_records(root: etree._Element) -> list[Article]:
+    """What `flatten.articles(root, Article, _article_number)` must return: per article the record with
+    its occurrence among the articles sharing its e_id and its number by the parser's Python rule;
+    MissingEId or LostText raised for the first article without an eId or without the text its
+    blocks had."""
+    seen: dict[str, int] = {}
+    records = []
+    for e_id, num, heading, text, has_blocks in reference_articles(root):
+        if not e_id:
+            raise flatten.MissingEId()
+        occurrence = seen[e_id] = seen.get(e_id, 0) + 1
+        if not text and has_blocks:
+            raise flatten.LostText(e_id, occurrence)
+        records.append(Article(e_id, occurrence, _article_number(num, e_id), heading, text))
+    return records
+
+
 def reference_articles(root: etree._Element) -> list[tuple[str, str, str | None, str, bool]]:
-    """(e_id, num, heading, text, has_blocks) per article, as `flatten.articles` returns them."""
+    """(e_id, num, heading, text, has_blocks) per article: the fields the stylesheet flattened."""
     flat = str(_FLATTEN(root)).replace("\n", " ").replace("\t", " ").replace("\r", " ")
     out = []
     for record in flat.split(_ARTICLE)[1:]:

@@ -1,16 +1,19 @@
 """The compiled walk (chpit_assets/akn/flatten.pyx) against the extraction it replaced (tests/akn/reference.py).
 
-The walk must give exactly what the XSLT stylesheet and the Python line joiner gave: on every real
-file, on generated trees (any nesting of the elements the layout names, elements of other namespaces,
-nested articles and tables, white space of every kind at every edge), and on each character
-str.strip() takes for white space. Refusals and limits are checked through parse_edition, which
-names the file.
+The walk must give exactly what the XSLT stylesheet, the Python line joiner and the parser's Python
+records gave: on every real file, on generated trees (any nesting of the elements the layout names,
+elements of other namespaces, nested articles and tables, white space of every kind at every edge,
+missing and repeated eIds), on each character str.strip() takes for white space, and on generated
+article numbers (the walk reads "Art. 5a bis" itself and leaves every other form to the parser's
+rule). Refusals and limits are checked through parse_edition, which names the file.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +23,8 @@ from lxml import etree
 from chpit_assets.akn import flatten
 from chpit_assets.akn.errors import AknError
 from chpit_assets.akn.identity import AKN_NS, parse_xml
-from chpit_assets.akn.parser import parse_edition
-from tests.akn.reference import reference_articles
+from chpit_assets.akn.parser import Article, _article_number, parse_edition
+from tests.akn.reference import reference_articles, reference_records
 from tests.akn_factory import article, edition_xml
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "fedlex-sample"
@@ -30,9 +33,17 @@ EVERY_FILE = sorted(SAMPLE.rglob("*.xml"))  # the Federal Gazette text too: the 
 WHITE_SPACE = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() and (c >= 0x20 or chr(c) in "\t\n\r")]
 
 
-def walk_and_reference(data: bytes) -> tuple[list, list]:
+def outcome(records: Callable[[], list[Article]]) -> list[Article] | tuple[type, tuple]:
+    try:
+        return records()
+    except (flatten.MissingEId, flatten.LostText) as exc:
+        return type(exc), exc.args
+
+
+def walk_and_reference(data: bytes) -> tuple[list[Article] | tuple, list[Article] | tuple]:
+    """The walk's records (or the problem it raised) and the reference's."""
     root = parse_xml(data, "t")
-    return flatten.articles(root), reference_articles(root)
+    return outcome(lambda: flatten.articles(root, Article, _article_number)), outcome(lambda: reference_records(root))
 
 
 @pytest.mark.parametrize("path", EVERY_FILE, ids=lambda p: p.relative_to(SAMPLE).as_posix())
@@ -56,7 +67,7 @@ def test_every_white_space_character_is_stripped_at_a_line_edge_as_str_strip_str
         )
     walked, reference = walk_and_reference(edition_xml(body="".join(body).replace("\r", "&#13;")))
     assert walked == reference
-    texts = [text for _, _, _, text, _ in walked]
+    texts = [a.text for a in walked]
     assert texts[0] == "1 Text 0\na\t\tb"  # "\t" is white space: stripped at the ends, kept between cells
     # A zero-width space is not white space: kept around the number, the text and the cells.
     z = "\u200b"
@@ -76,7 +87,8 @@ NAMES = [
 OTHER_NS = "urn:example:other"
 TEXT = st.text(
     alphabet=st.sampled_from(["a", "Z", "1", ".", " ", " ", "\n", "\t", "\r", "\xa0", "\u2000", "\u3000",
-                              "\x85", "\u2028", "\u200b", "\u00ad", "é", "ß", "\U0001f600", "\ue006"]),
+                              "\x85", "\u2028", "\u200b", "\u00ad", "é", "ß", "\u0101", "\u0436", "\U0001f600",
+                              "\ue006"]),
     max_size=8,
 )  # fmt: skip
 TAGS = st.one_of(
@@ -163,7 +175,7 @@ def test_other_private_use_characters_from_a_reference_are_text():
 
 def test_a_root_that_is_not_akoma_ntoso_has_no_articles():
     root = etree.fromstring(b'<other xmlns="urn:x"><act><body><article eId="a"/></body></act></other>')
-    assert flatten.articles(root) == []
+    assert flatten.articles(root, Article, _article_number) == []
     assert reference_articles(root) == []
 
 
@@ -189,4 +201,74 @@ def test_an_article_nested_anywhere_is_a_record_of_its_own(placement):
     body = f'<article eId="art_1"><num>Art. 1</num>{placement}</article><article eId="art_3"><p>Danach.</p></article>'
     walked, reference = walk_and_reference(edition_xml(body=body))
     assert [e_id for e_id, *_ in walked] == ["art_1", "art_2", "art_3"]
+    assert walked == reference
+
+
+# Article numbers: the printed forms the walk reads itself ("Art. 5", "Art. 268a bis") and near misses
+# it must leave to the parser's rule (other digits, capitals, a third word, no-break spaces, "Art" alone).
+NUMBER_PIECES = ["Art.", "Art", "art.", "Artikel", "§", " ", "  ", "\xa0", "\n", "1", "0", "9", "42", "\u0663",
+                 "\uff15", "a", "z", "bis", "ter", "A", "B", "é", ".", "-", "_"]  # fmt: skip
+NUMBERS = st.tuples(
+    st.sampled_from(["Art. ", "Art.", "Art.  ", "Art.\xa0", "", "Art. 1"]),
+    st.lists(st.sampled_from(NUMBER_PIECES), max_size=7),
+).map(lambda t: t[0] + "".join(t[1]))
+NUMBER_E_IDS = st.sampled_from(["art_5", "art_5_a", "art_268_a_bis", "art_1_a_b_c", "disp_1", "art_"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(NUMBER_E_IDS, NUMBERS), min_size=1, max_size=6))
+def test_generated_article_numbers_are_the_parser_rules(numbers):
+    body = "".join(
+        f'<article eId="{e_id}"><num><b>{escape(num)}</b></num><p>Text.</p></article>' for e_id, num in numbers
+    )
+    walked, reference = walk_and_reference(edition_xml(body=body))
+    assert walked == reference
+
+
+def test_the_walk_reads_the_common_numbers_and_leaves_the_rest_to_the_rule():
+    rule_saw = []
+
+    def rule(num: str, e_id: str) -> str | None:
+        rule_saw.append(num)
+        return _article_number(num, e_id)
+
+    body = "".join(
+        f'<article eId="art_{i}"><num>{num}</num><p>Text.</p></article>'
+        for i, num in enumerate(
+            ["Art. 5", "Art.\t268a  bis", "Art. 179decies", "Art. 5 a b c", "Art. 5A", "§ 3", "Art. \u0663"]
+        )
+    )
+    records = flatten.articles(parse_xml(edition_xml(body=body), "t"), Article, rule)
+    assert [a.article_number for a in records] == ["5", "268a bis", "179decies", None, None, "3", "\u0663"]
+    assert rule_saw == ["Art. 5 a b c", "Art. 5A", "§ 3", "Art. \u0663"]
+
+
+# Text of each width a str can have: the walk sizes the str from the widest UTF-8 lead byte it saw, so
+# each class alone and mixed must decode as Python decodes (XML 1.0 characters; U+E000..U+E005 refused).
+WIDTHS = [
+    (0x20, 0x7E),
+    (0xA0, 0xFF),
+    (0x100, 0x13F),
+    (0x140, 0x7FF),
+    (0x800, 0xD7FF),
+    (0xE006, 0xFFFD),
+    (0x10000, 0x10FFFF),
+]
+OF_ONE_WIDTH = st.sampled_from(WIDTHS).flatmap(
+    lambda r: st.text(st.characters(min_codepoint=r[0], max_codepoint=r[1], exclude_categories=["Cs"]), min_size=1)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(OF_ONE_WIDTH, st.lists(OF_ONE_WIDTH, min_size=2, max_size=3).map("".join)), min_size=1, max_size=5
+    )
+)
+def test_text_of_every_width_decodes_as_python_decodes_it(texts):
+    body = "".join(
+        f'<article eId="art_{i}"><num>Art. {i}</num><heading>{escape(t)}</heading><p>{escape(t)}</p></article>'
+        for i, t in enumerate(texts)
+    )
+    walked, reference = walk_and_reference(edition_xml(body=body))
     assert walked == reference
