@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import closing
 from pathlib import Path
 
 import dagster as dg
@@ -26,6 +27,7 @@ from chpit_assets.orchestration.launcher import (
     RUN_IMPORTS,
     WORKER_TAG,
     ForkingRunLauncher,
+    KeptEnginesSqliteEventLogStorage,
     changed_since,
     loaded_sources,
     with_dagster_engines,
@@ -242,7 +244,10 @@ def test_a_worker_reaches_each_sqlite_file_through_one_engine(instance) -> None:
         finally:
             sqlalchemy.event.remove(sqlalchemy.Engine, "engine_connect", connected)
     files = sorted(Path(str(e.url.database)).name for e in engines)
-    assert files == sorted(["runs.db", "index.db", f"{run.run_id}.db", ".db"])
+    # and the template of a new run's file, made once (by Dagster's own set-up) and copied since
+    assert [f for f in files if not f.startswith(".run-shard-")] == sorted(
+        ["runs.db", "index.db", f"{run.run_id}.db", ".db"]
+    )
     # What the worker wrote is where Dagster's default storage reads it.
     assert [e.message for e in instance.all_logs(run.run_id)] == [f"event {n}" for n in range(5)]
     found = instance.get_run_by_id(run.run_id)
@@ -342,3 +347,48 @@ def test_a_worker_keeps_other_storages_as_they_are(instance) -> None:
     assert kept._replace(storage_data=ref.storage_data) == ref  # nothing else changes
     # A run is launched with Dagster's own names: a worker started afresh needs nothing of ours.
     assert with_dagster_engines(kept) == ref and with_dagster_engines(ref) is ref
+
+
+def _sqlite_file(path: Path) -> tuple:
+    """What Dagster's set-up of a file decides: its schema, its Alembic revision, its journal mode."""
+    with closing(sqlite3.connect(path)) as conn:
+        schema = sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall())
+        return (
+            schema,
+            conn.execute("SELECT * FROM alembic_version").fetchall(),
+            conn.execute("PRAGMA journal_mode").fetchall(),
+        )
+
+
+def test_a_new_run_s_event_log_file_is_dagster_s_own_made_once_and_copied(tmp_path, monkeypatch) -> None:
+    (tmp_path / "dagster").mkdir()
+    dagster = dg.DagsterInstance.local_temp(str(tmp_path / "dagster")).event_log_storage  # Dagster's own
+    kept = KeptEnginesSqliteEventLogStorage(str(tmp_path / "kept"))
+    calls = _head_lookups(monkeypatch)
+    for run_id in ("run-1", "run-2", "run-3"):
+        for storage in (kept, dagster):
+            with storage.run_connection(run_id):
+                pass
+    assert calls.count("head") == 3 + 1  # Dagster's three shards; ours: the template's, once
+    for run_id in ("run-1", "run-2", "run-3"):
+        dagster_s = tmp_path / "dagster" / "history" / "runs" / f"{run_id}.db"
+        assert _sqlite_file(tmp_path / "kept" / f"{run_id}.db") == _sqlite_file(dagster_s)
+    assert sorted(kept.get_all_run_ids()) == ["run-1", "run-2", "run-3"]  # the template is no run's
+    assert not [p.name for p in (tmp_path / "kept").iterdir() if p.name.endswith(".tmp")]
+    kept.dispose()
+    dagster.dispose()
+
+
+def test_a_run_s_event_log_file_made_meanwhile_by_another_process_is_kept(tmp_path) -> None:
+    other = dg.DagsterInstance.local_temp(str(tmp_path)).event_log_storage  # Dagster's own
+    runs = tmp_path / "history" / "runs"
+    kept = KeptEnginesSqliteEventLogStorage(str(runs))
+    with other.run_connection("run-1") as conn:
+        conn.execute(sqlalchemy.text("CREATE TABLE written_by_the_other (x)"))
+    shard = str(runs / "run-1.db")
+    assert kept._place_run_shard(shard) is False
+    with closing(sqlite3.connect(shard)) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'written_by_the_other'").fetchone()
+    assert not [p.name for p in runs.iterdir() if p.name.endswith(".tmp")]
+    other.dispose()
+    kept.dispose()
