@@ -302,10 +302,12 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
         return True
 
     def _run_shard_template(self) -> str:
+        """The template's path, made first when it is missing or is not a complete Dagster schema (a
+        file damaged on disk would otherwise be copied into every new run: each would fail to log)."""
         path = os.path.join(
             self._base_dir, f".run-shard-dagster-{dg.__version__}-sqlalchemy-{sqlalchemy.__version__}.sqlite"
         )
-        if not os.path.exists(path):
+        if not _schema_ready(path, "event_logs"):
             staged = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
             engine = create_engine(f"sqlite:///{staged}", poolclass=NullPool)
             try:
@@ -314,6 +316,8 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
                 engine.dispose()  # the last connection closed: SQLite checkpoints the WAL into the file
             if os.path.exists(f"{staged}-wal"):
                 raise RuntimeError(f"{staged}: SQLite left its WAL beside the new run-shard template")
+            with open(staged, "rb+") as f:  # on disk before its name is: a crash never leaves an empty template
+                os.fsync(f.fileno())
             os.replace(staged, path)  # concurrent makers write the same schema; the last one stays
         return path
 

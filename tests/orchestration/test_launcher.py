@@ -6,6 +6,7 @@ the kill-point harness); here the worker bookkeeping, on a real instance and rea
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -392,3 +393,27 @@ def test_a_run_s_event_log_file_made_meanwhile_by_another_process_is_kept(tmp_pa
     assert not [p.name for p in runs.iterdir() if p.name.endswith(".tmp")]
     other.dispose()
     kept.dispose()
+
+
+@pytest.mark.parametrize(
+    "damage", [b"", b"not a database, as a failing disk might leave it" * 100], ids=["empty", "garbage"]
+)
+def test_a_damaged_run_shard_template_is_made_again_not_copied(tmp_path, damage) -> None:
+    (tmp_path / "dagster").mkdir()
+    dagster = dg.DagsterInstance.local_temp(str(tmp_path / "dagster")).event_log_storage  # Dagster's own
+    kept = KeptEnginesSqliteEventLogStorage(str(tmp_path / "kept"))
+    template = Path(kept._run_shard_template())
+    template.write_bytes(damage)
+    for storage in (kept, dagster):
+        with storage.run_connection("run-1"):
+            pass
+    dagster_s = tmp_path / "dagster" / "history" / "runs" / "run-1.db"
+    assert _sqlite_file(tmp_path / "kept" / "run-1.db") == _sqlite_file(dagster_s)
+    assert _sqlite_file(template) == _sqlite_file(dagster_s)  # the template itself was made again
+    entry = dg.EventLogEntry(
+        error_info=None, level=logging.INFO, user_message="logged into the copy", run_id="run-1", timestamp=time.time()
+    )
+    kept.store_event(entry)  # and the run's file takes its events
+    assert [e.message for e in kept.get_logs_for_run("run-1")] == ["logged into the copy"]
+    kept.dispose()
+    dagster.dispose()
