@@ -265,6 +265,16 @@ class KeptEnginesSqliteScheduleStorage(_KeptEngine, SqliteScheduleStorage):
     DATABASE, TABLES = "schedules", ("jobs",)
 
 
+def _staging_name(path: str) -> str:
+    """Where this process and thread stage a file before it is linked or renamed to `path`."""
+    return f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+
+
+def _sync(path: str) -> None:
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+
+
 class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
     def _initdb(self, engine: Engine, for_index_shard: bool = False) -> None:
         database = engine.url.database
@@ -288,11 +298,10 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
         complete and synced before it is linked: a kill leaves at most a staged `.tmp` file, never a
         half-made run file."""
         template = self._run_shard_template()
-        staged = f"{database}.{os.getpid()}.{threading.get_ident()}.tmp"
+        staged = _staging_name(database)
         try:
             shutil.copyfile(template, staged)
-            with open(staged, "rb+") as f:
-                os.fsync(f.fileno())
+            _sync(staged)
             os.link(staged, database)
         except OSError:  # made meanwhile by another process, or no hard links here: Dagster's own set-up
             return False
@@ -308,7 +317,7 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
             self._base_dir, f".run-shard-dagster-{dg.__version__}-sqlalchemy-{sqlalchemy.__version__}.sqlite"
         )
         if not _schema_ready(path, "event_logs"):
-            staged = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            staged = _staging_name(path)
             engine = create_engine(f"sqlite:///{staged}", poolclass=NullPool)
             try:
                 SqliteEventLogStorage._initdb(self, engine)
@@ -316,8 +325,7 @@ class KeptEnginesSqliteEventLogStorage(_KeptEngines, SqliteEventLogStorage):
                 engine.dispose()  # the last connection closed: SQLite checkpoints the WAL into the file
             if os.path.exists(f"{staged}-wal"):
                 raise RuntimeError(f"{staged}: SQLite left its WAL beside the new run-shard template")
-            with open(staged, "rb+") as f:  # on disk before its name is: a crash never leaves an empty template
-                os.fsync(f.fileno())
+            _sync(staged)  # on disk before its name is: a crash never leaves an empty template
             os.replace(staged, path)  # concurrent makers write the same schema; the last one stays
         return path
 
