@@ -36,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.common import emit, machine, record  # noqa: E402  (before --code puts another checkout first)
+from benchmarks.common import absolute, emit, machine, record  # noqa: E402  (before --code puts another checkout first)
 
 LANGS = ("de", "fr", "it")
 # --smoke: every scenario, small enough for a test to run it (benchmarks/common.py).
@@ -289,11 +289,11 @@ def main() -> int:
     parser.add_argument("--articles", type=int, default=60)
     parser.add_argument("--synthetic-acts", type=int, default=300)
     parser.add_argument("--synthetic-editions", type=int, default=4)
-    parser.add_argument("--code", type=Path, default=ROOT, help="checkout whose chpit_assets is measured")
-    parser.add_argument("--write", type=Path, help="append the figures to this markdown file")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="every scenario at a tiny scale, files under DIR")
+    parser.add_argument("--code", type=absolute, default=ROOT, help="checkout whose chpit_assets is measured")
+    parser.add_argument("--write", type=absolute, help="append the figures to this markdown file")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="every scenario at a tiny scale, files under DIR")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child: one sample/constructed run
-    parser.add_argument("--phase", nargs=2, type=Path, help=argparse.SUPPRESS)  # child: CORPUS WORK
+    parser.add_argument("--phase", nargs=2, type=absolute, help=argparse.SUPPRESS)  # child: CORPUS WORK
     args = parser.parse_args()
     sys.path.insert(0, str(args.code.resolve()))
     if args.smoke:

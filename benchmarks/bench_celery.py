@@ -35,7 +35,7 @@ import psycopg2
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import emit, machine, record  # noqa: E402
+from benchmarks.common import absolute, emit, machine, record  # noqa: E402
 
 PG = "postgresql+psycopg2://postgres@127.0.0.1:5432/"
 AMQP = "pyamqp://guest:guest@127.0.0.1:5672//"
@@ -139,8 +139,8 @@ def systems_phase(pg_url: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="1 worker, 1 system, 2 items, files under DIR")
+    parser.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="1 worker, 1 system, 2 items, files under DIR")
     args = parser.parse_args()
     counts: tuple[int, ...] = (1, 2)
     systems: tuple[str, ...] = SYSTEMS

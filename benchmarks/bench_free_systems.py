@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import emit, record, spread, spread_text  # noqa: E402
+from benchmarks.common import absolute, emit, record, spread, spread_text  # noqa: E402
 
 SYSTEMS = ("oracle", "recite", "cite/current", "cite/pit", "search/pit")
 TODAY = "2026-09-04"  # recite and cite/current read "today's" edition: fixed, so runs compare
@@ -177,14 +177,14 @@ def smoke(root: Path) -> tuple[Path, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "synthetic")
+    parser.add_argument("--corpus", type=absolute, default=ROOT / "data" / "synthetic")
     parser.add_argument("--lang", default="de")
     parser.add_argument("--items", type=int, default=5000, help="the first N items of bench-{lang}.jsonl")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--baseline", type=Path, help="a checkout of the code to compare with (e.g. main)")
-    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="tiny scale, everything under DIR (make test)")
-    parser.add_argument("--measure", nargs=2, type=Path, metavar=("CODE", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--baseline", type=absolute, help="a checkout of the code to compare with (e.g. main)")
+    parser.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="tiny scale, everything under DIR (make test)")
+    parser.add_argument("--measure", nargs=2, type=absolute, metavar=("CODE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure[0], args.corpus, args.lang, args.items, args.measure[1])))

@@ -25,7 +25,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import emit, machine, record, spread, spread_text  # noqa: E402
+from benchmarks.common import absolute, emit, machine, record, spread, spread_text  # noqa: E402
 from chpit_assets.corpus.ingest import ingest_language  # noqa: E402
 from chpit_assets.corpus.store import Store  # noqa: E402
 from chpit_assets.fedlex.catalog import load_sample_catalog  # noqa: E402
@@ -44,8 +44,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=256)
-    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="one short request, every file under DIR")
+    parser.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="one short request, every file under DIR")
     args = parser.parse_args()
     n = 50
     if args.smoke:

@@ -34,7 +34,7 @@ from lxml import etree
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import emit, machine, record, spread  # noqa: E402
+from benchmarks.common import absolute, emit, machine, record, spread  # noqa: E402
 
 SAMPLE = ROOT / "data" / "fedlex-sample"
 
@@ -85,13 +85,13 @@ def label(path: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dirs", nargs="*", type=Path)
+    parser.add_argument("dirs", nargs="*", type=absolute)
     parser.add_argument("--runs", type=int, default=3, help="process pairs, back to back (median, min, max)")
     parser.add_argument("--rounds", type=int, default=5, help="timings of each file inside a process (best kept)")
     parser.add_argument("--min-mb", type=float, default=0.3, help="files reported one by one from this size")
-    parser.add_argument("--tree", type=Path, default=ROOT, help="checkout whose chpit_assets the extraction uses")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="tiny scale: the 2 smallest sample files")
-    parser.add_argument("--write", type=Path, metavar="PATH", help="append the figures to a markdown record")
+    parser.add_argument("--tree", type=absolute, default=ROOT, help="checkout whose chpit_assets the extraction uses")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="tiny scale: the 2 smallest sample files")
+    parser.add_argument("--write", type=absolute, metavar="PATH", help="append the figures to a markdown record")
     parser.add_argument("--side", choices=("bare", "extract"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:  # the child: `dirs` are the files

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import emit, machine, record  # noqa: E402
+from benchmarks.common import absolute, emit, machine, record  # noqa: E402
 from chpit_assets.report import build_report  # noqa: E402
 
 SYSTEMS = ("oracle", "recite", "cite/current", "cite/pit", "search/pit", "m/closed", "m/current", "m/pit", "m/agentic")
@@ -73,8 +73,8 @@ def scored_lines(per_lang: int, seed: int = 20260825) -> dict[str, list[dict]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-lang", type=int, nargs="+", default=[500, 5000])
-    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="a tiny scale (nothing is written)")
+    parser.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="a tiny scale (nothing is written)")
     args = parser.parse_args()
     per_langs = [10] if args.smoke else args.per_lang
     print(machine())

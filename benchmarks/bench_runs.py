@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import emit, machine, record  # noqa: E402
+from benchmarks.common import absolute, emit, machine, record  # noqa: E402
 from chpit_assets.report import build_report, write_report  # noqa: E402
 from chpit_assets.runs.client import ChatClient, EndpointConfig  # noqa: E402
 from chpit_assets.runs.local_model import LocalModelServer  # noqa: E402
@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--report-answers", type=int, default=1500)
-    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="one worker, one answer, every file under DIR")
+    parser.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="one worker, one answer, every file under DIR")
     args = parser.parse_args(argv)
     worker_counts: tuple[int, ...] = (1, 2, 4)
     if args.smoke:

@@ -42,7 +42,7 @@ from urllib.request import url2pathname
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import emit, record, spread, spread_text  # noqa: E402
+from benchmarks.common import absolute, emit, record, spread, spread_text  # noqa: E402
 
 LANGS = ("de", "fr", "it")
 
@@ -283,27 +283,27 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="generator processes")
     parser.add_argument(
         "--corpus",
-        type=Path,
+        type=absolute,
         default=ROOT / "data" / "synthetic",
         help="wiped and regenerated; the builds go in CORPUS/_build and CORPUS/_dagster_<executor>",
     )
     parser.add_argument("--repeat", type=int, default=3, help="full + rebuild pairs measured on each path")
-    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
+    parser.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
     parser.add_argument(
         "--executors",
         default="in_process",
         help="also build through Dagster with these executors (comma-separated, e.g. in_process,multiprocess; "
         "empty: skip)",
     )
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="tiny scale, everything under DIR (make test)")
-    parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)  # the fresh-process builds
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="tiny scale, everything under DIR (make test)")
+    parser.add_argument("--build-only", type=absolute, help=argparse.SUPPRESS)  # the fresh-process builds
     parser.add_argument("--dagster-only", nargs=2, metavar=("EXECUTOR", "CORPUS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
         print(json.dumps(build(args.build_only)))
         return 0
     if args.dagster_only:
-        print(json.dumps(build_with_dagster(Path(args.dagster_only[1]), args.dagster_only[0])))
+        print(json.dumps(build_with_dagster(absolute(args.dagster_only[1]), args.dagster_only[0])))
         return 0
     if args.smoke:
         args.acts, args.editions_per_act, args.articles, args.repeat = 4, 3, "6:10", 1

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import emit, machine, record  # noqa: E402
+from benchmarks.common import absolute, emit, machine, record  # noqa: E402
 from chpit_assets.akn.parser import parse_edition  # noqa: E402
 from chpit_scorer import partition, score  # noqa: E402
 from chpit_scorer.core import _analyse_cached  # noqa: E402  (to measure cold-cache speed)
@@ -200,8 +200,8 @@ def main() -> int:
     ap.add_argument(
         "--verify-all", action="store_true", help="also check every other case against the reference (all cores)"
     )
-    ap.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
-    ap.add_argument("--smoke", type=Path, metavar="DIR", help="a tiny scale (nothing is written)")
+    ap.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
+    ap.add_argument("--smoke", type=absolute, metavar="DIR", help="a tiny scale (nothing is written)")
     args = ap.parse_args()
     if args.smoke:
         args.cases, args.slow_subset = 60, 20

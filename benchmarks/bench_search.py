@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 T = TypeVar("T")
 
-from benchmarks.common import emit, record, spread  # noqa: E402
+from benchmarks.common import absolute, emit, record, spread  # noqa: E402
 from chpit_assets.bench.items import _load_lines  # noqa: E402
 from chpit_assets.corpus.store import Store  # noqa: E402
 from chpit_assets.search.engine import SearchIndex  # noqa: E402
@@ -264,15 +264,15 @@ def _markdown(fig: dict, lang: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT / "data" / "synthetic")
+    parser.add_argument("--corpus", type=absolute, default=ROOT / "data" / "synthetic")
     parser.add_argument("--lang", default="de")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each build timed")
     parser.add_argument("--generate", action="store_true", help="generate and build the corpus first (bench_scale)")
     parser.add_argument("--acts", type=int, default=1070, help="with --generate")
     parser.add_argument("--skip", default="", help="comma-separated: bm25-alone (skip the two BM25-only runs), queries")
-    parser.add_argument("--smoke", type=Path, metavar="DIR", help="a tiny corpus under DIR; figures line last")
-    parser.add_argument("--write", type=Path, help="append the figures (markdown) to this file")
+    parser.add_argument("--smoke", type=absolute, metavar="DIR", help="a tiny corpus under DIR; figures line last")
+    parser.add_argument("--write", type=absolute, help="append the figures (markdown) to this file")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     if args.smoke:

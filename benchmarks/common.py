@@ -41,6 +41,14 @@ def machine() -> str:
     return f"{when}; {platform.machine()}, {os.cpu_count()} cores, {cpu or 'cpu unknown'}; Python {platform.python_version()}; load {load}"
 
 
+def absolute(path: str) -> Path:
+    """A path argument as every script parses it: made absolute where it is given. `make bench` names
+    folders relative to the project (data/synthetic); a script hands them on to the processes it
+    starts, and Dagster refuses a relative $DAGSTER_HOME (bench_scale failed so at full scale while
+    its smoke run, given an absolute folder, passed)."""
+    return Path(path).resolve()
+
+
 def spread(values: list[float]) -> dict[str, float]:
     """Median with min and max: on 2 shared, noisy cores one time means little, three bound it."""
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}

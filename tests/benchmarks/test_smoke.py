@@ -1,7 +1,9 @@
 """Benchmarks cannot rot (issue 27.5): every script in benchmarks/ runs in its smoke mode here.
 
-Each is run as `make bench` runs it, in its own process, at a tiny scale under a temporary folder,
-and its last stdout line must be its figures (`benchmarks/common.py`): named after the script, and
+Each is run as `make bench` runs it, in its own process, at a tiny scale, given a folder relative
+to where it runs (`make bench` names data/synthetic: a relative folder once broke bench_scale at
+full scale, never in its smoke run, which was given an absolute one), and its last stdout line must
+be its figures (`benchmarks/common.py`): named after the script, and
 well-formed (finite numbers). No time is asserted: on 2 shared cores a timing proves nothing; that
 the script still completes against today's code is what this guards (the `--dagster-only` path of
 bench_scale.py once failed on main for weeks because nothing ran it).
@@ -34,7 +36,7 @@ def test_the_figures_check_refuses_what_is_not_a_figure() -> None:
 def test_every_benchmark_completes_at_smoke_scale_with_well_formed_figures(script: str, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / script), "--smoke", str(tmp_path / "smoke")],
+        [sys.executable, str(ROOT / "benchmarks" / script), "--smoke", "smoke"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
