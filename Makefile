@@ -56,7 +56,7 @@ daemon: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(VENV)/bin/dagster-daemon run -w workspace.yaml
 
 # Every benchmark at full scale, each appending its figures under a heading with the date, the
-# machine and the command (benchmarks/common.py) to $(BENCH_RECORD). Hours on 2 cores; bench_celery
+# machine and the command (benchmarks/common.py) to $(BENCH_RECORD). 28 min on 2 idle cores (2026-12-06); bench_celery
 # needs PostgreSQL and RabbitMQ on 127.0.0.1. bench_scale generates and builds the synthetic corpus
 # (git-ignored) that bench_search then indexes and bench_free_systems answers from, so it runs first.
 BENCH_RECORD ?= docs/benchmarks.md
