@@ -140,20 +140,20 @@ def test_prestart_starts_one_fork_server_that_the_launches_then_fork_from(tmp_pa
     assert parents[0] == parents[1] != os.getpid()
 
 
+def _fresh_python(code: str) -> str:
+    """Run `code` in a new interpreter (nothing imported yet), assert it succeeds, return its output."""
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    return found.stdout
+
+
 def test_the_fork_server_preloads_what_every_run_imports() -> None:
     """A run worker imported the instance's storage (SQLAlchemy, Alembic) itself: about 1 s a run.
     The launcher, which the fork server preloads, imports it."""
-    found = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; import chpit_assets.orchestration.launcher as launcher; "
-            "missing = [m for m in launcher.RUN_IMPORTS if m not in sys.modules]; assert not missing, missing",
-        ],
-        capture_output=True,
-        text=True,
+    _fresh_python(
+        "import sys; import chpit_assets.orchestration.launcher as launcher; "
+        "missing = [m for m in launcher.RUN_IMPORTS if m not in sys.modules]; assert not missing, missing"
     )
-    assert found.returncode == 0, found.stderr
     assert RUN_IMPORTS and PRELOAD[-1] == "chpit_assets.orchestration.launcher"
 
 
@@ -182,25 +182,16 @@ print(sorted(m for m in set(sys.modules) - before if m.split(".")[0] in ("upath"
 def test_a_run_imports_no_path_library_the_fork_server_could_have_imported() -> None:
     """`import upath` defers its modules to the first UPath, which the pickling I/O manager makes in
     each run's first step: preloaded, that is 0.03-0.05 s less a run (issue 27.2)."""
-    found = subprocess.run([sys.executable, "-c", RUN_PROBE], capture_output=True, text=True)
-    assert found.returncode == 0, found.stderr
-    assert found.stdout.strip().splitlines()[-1] == "[]"
+    assert _fresh_python(RUN_PROBE).strip().splitlines()[-1] == "[]"
 
 
 def test_the_fork_server_can_be_started_before_dagster_is_imported() -> None:
     """`python -m chpit_assets run|nightly` starts it first thing, so its import overlaps the command's."""
-    found = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from chpit_assets.orchestration import forkserver; "
-            "assert 'dagster' not in sys.modules, 'dagster imported'; forkserver.start(); forkserver.start(); "
-            "assert 'dagster' not in sys.modules, 'dagster imported by start'",
-        ],
-        capture_output=True,
-        text=True,
+    _fresh_python(
+        "import sys; from chpit_assets.orchestration import forkserver; "
+        "assert 'dagster' not in sys.modules, 'dagster imported'; forkserver.start(); forkserver.start(); "
+        "assert 'dagster' not in sys.modules, 'dagster imported by start'"
     )
-    assert found.returncode == 0, found.stderr
 
 
 def _wal(path: Path) -> Path:
