@@ -67,6 +67,8 @@ DONE = {
     BulkActionStatus.CANCELED,
 }
 DONE_VALUES = frozenset(s.value for s in DONE)
+IN_PROGRESS = (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING)
+"""A run launched and not yet ended: it holds its pool slots."""
 
 
 def subset(target: Target, asset_graph) -> AssetGraphSubset:
@@ -204,7 +206,7 @@ def drive(
             # backfill iteration (a few tenths of a second) looks at what the ended run materialised;
             # and again after it, for the runs that iteration requested.
             launch()
-            with _launching_meanwhile(lambda: _queued(instance, backfill_id), launch):
+            with _launching_meanwhile(lambda: _waiting(instance, backfill_id), launch):
                 for _ in execute_backfill_iteration(context, logger):
                     pass
             launch()
@@ -252,19 +254,23 @@ def ticking(interval: float, tick: Callable[[], None], name: str) -> Iterator[No
 
 
 @contextmanager
-def _launching_meanwhile(queued: Callable[[], int], launch: Callable[[], None]) -> Iterator[None]:
+def _launching_meanwhile(waiting: Callable[[], tuple[int, int]], launch: Callable[[], None]) -> Iterator[None]:
     """While the backfill iteration runs in this thread, `launch` (the run queue's iteration) from a
-    second thread whenever more of the backfill's runs are `queued`, as the daemon's run queue thread
-    would. The iteration submits every run it requests before it returns (the first nightly
-    iteration: three language runs, 0.5-1.5 s and more under load), so without this the first run
-    waited for the last to be planned (issue 27.2). The iteration itself stays in this thread, where
-    Ctrl-C interrupts it at once (invocation.interrupts_at_once)."""
-    seen = 0
+    second thread whenever one of the backfill's runs waits for it, as the daemon's run queue thread
+    would. `waiting` gives the backfill's (queued, in progress) run counts; a queued run is launched
+    when more are queued than at the last look, or when one in progress has ended since (it may have
+    freed the pool slot the queued one waits for). The iteration submits every run it requests before
+    it returns (the first nightly iteration: three language runs, 0.5-1.5 s and more under load), so
+    without this the first run waited for the last to be planned; and a run that ended during an
+    iteration (the rescan's, 0.1-0.2 s) left the next one queued until the iteration returned (issue
+    27.2). The iteration itself stays in this thread, where Ctrl-C interrupts it at once
+    (invocation.interrupts_at_once)."""
+    seen = (0, 0)
 
     def tick() -> None:
         nonlocal seen
-        now = queued()
-        if now > seen:
+        queued, in_progress = now = waiting()
+        if queued and (queued > seen[0] or in_progress < seen[1]):
             launch()
         seen = now
 
@@ -272,10 +278,13 @@ def _launching_meanwhile(queued: Callable[[], int], launch: Callable[[], None]) 
         yield
 
 
-def _queued(instance: dg.DagsterInstance, backfill_id: str) -> int:
-    return instance.get_runs_count(
-        dg.RunsFilter(statuses=[dg.DagsterRunStatus.QUEUED], tags={BACKFILL_TAG: backfill_id})
-    )
+def _waiting(instance: dg.DagsterInstance, backfill_id: str) -> tuple[int, int]:
+    """The backfill's runs that are queued, and those launched and not yet ended."""
+    return _count(instance, backfill_id, dg.DagsterRunStatus.QUEUED), _count(instance, backfill_id, *IN_PROGRESS)
+
+
+def _count(instance: dg.DagsterInstance, backfill_id: str, *statuses: dg.DagsterRunStatus) -> int:
+    return instance.get_runs_count(dg.RunsFilter(statuses=list(statuses), tags={BACKFILL_TAG: backfill_id}))
 
 
 def _state(instance: dg.DagsterInstance, backfill_id: str) -> tuple[str, frozenset[tuple[str, str]]]:

@@ -67,25 +67,63 @@ def test_a_change_of_another_backfills_run_does_not_wake_it_but_the_rescan_does(
     assert 1.0 <= clock.now < 1.0 + 2 * backfill.WATCH_SECONDS  # not woken at the first sleep
 
 
+def _wait_until(condition) -> None:
+    deadline = time.monotonic() + 30
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(backfill.WATCH_SECONDS / 2)
+
+
 def test_runs_the_backfill_iteration_submits_are_launched_before_it_returns() -> None:
     """Issue 27.2: a run queued while the backfill iteration still plans others goes to the run queue
     at once, not after the iteration (the first run of a nightly waited for the last to be planned)."""
-    queued, launched = [0], []
-    with backfill._launching_meanwhile(lambda: queued[0], lambda: launched.append(queued[0])):
+    waiting, launched = [0, 0], []
+    with backfill._launching_meanwhile(lambda: tuple(waiting), lambda: launched.append(tuple(waiting))):
         time.sleep(backfill.WATCH_SECONDS * 4)
         assert launched == []  # nothing queued: the queue is left alone
-        queued[0] = 1
-        deadline = time.monotonic() + 30
-        while not launched and time.monotonic() < deadline:
-            time.sleep(backfill.WATCH_SECONDS / 2)
-        assert launched == [1]  # while the iteration (this block) still runs
-        queued[0] = 0  # the queue launched it
+        waiting[0] = 1
+        _wait_until(lambda: launched)
+        assert launched == [(1, 0)]  # while the iteration (this block) still runs
+        waiting[:] = [0, 1]  # the queue launched it
         time.sleep(backfill.WATCH_SECONDS * 4)
-        assert launched == [1]  # fewer queued runs: nothing to launch
+        assert launched == [(1, 0)]  # fewer queued runs: nothing to launch
     time.sleep(backfill.WATCH_SECONDS * 4)
-    queued[0] = 2
+    waiting[0] = 2
     time.sleep(backfill.WATCH_SECONDS * 4)
-    assert launched == [1]  # the watcher stopped with the iteration
+    assert launched == [(1, 0)]  # the watcher stopped with the iteration
+
+
+def test_a_run_that_ends_during_the_iteration_lets_the_queued_one_start_before_it_returns() -> None:
+    """Issue 27.2: the next language run waited up to a whole iteration (the rescan's, 0.1-0.2 s) after
+    the previous one ended; it is launched when the run holding the pool slot ends."""
+    waiting, launched = [1, 1], []  # one run in progress, the next queued behind its pool slot
+    with backfill._launching_meanwhile(lambda: tuple(waiting), lambda: launched.append(tuple(waiting))):
+        _wait_until(lambda: launched)
+        assert launched == [(1, 1)]  # more queued than before the iteration: the queue is asked once
+        time.sleep(backfill.WATCH_SECONDS * 4)
+        assert launched == [(1, 1)]  # the slot is still held: nothing changed, the queue is left alone
+        waiting[1] = 0  # the run in progress ended
+        _wait_until(lambda: len(launched) > 1)
+        assert launched == [(1, 1), (1, 0)]
+        waiting[:] = [0, 1]  # the queue launched it
+        time.sleep(backfill.WATCH_SECONDS * 4)
+        waiting[1] = 0  # it ended with nothing queued behind it: nothing to launch
+        time.sleep(backfill.WATCH_SECONDS * 4)
+        assert launched == [(1, 1), (1, 0)]
+
+
+def test_a_run_in_progress_is_one_launched_and_not_ended_of_the_same_backfill(instance) -> None:
+    def moved(run: dg.DagsterRun, event: dg.DagsterEventType) -> None:
+        instance.run_storage.handle_run_event(run.run_id, dg.DagsterEvent(event.value, job_name="probe"))
+
+    started, starting, ended = _run(instance, "b1"), _run(instance, "b1"), _run(instance, "b1")
+    moved(starting, dg.DagsterEventType.RUN_STARTING)
+    moved(ended, dg.DagsterEventType.RUN_SUCCESS)
+    _run(instance, "other")
+    assert backfill._waiting(instance, "b1") == (0, 2)
+    moved(started, dg.DagsterEventType.RUN_CANCELING)
+    assert backfill._waiting(instance, "b1") == (0, 2)  # still holds its pool slot
+    moved(started, dg.DagsterEventType.RUN_CANCELED)
+    assert backfill._waiting(instance, "b1") == (0, 1)
 
 
 def test_the_driver_reaches_the_sqlite_files_through_kept_engines_and_writes_where_dagster_reads(instance) -> None:
