@@ -24,6 +24,8 @@ from chpit_assets.layout import FROZEN_DIR_ENV as FROZEN_DIR_ENV
 from chpit_assets.layout import PROJECT_ROOT as PROJECT_ROOT
 from chpit_assets.layout import Layout, project_path
 
+from .handover import HandoverIOManagerFactory
+
 SAMPLE_DIR_ENV = "CHPIT_SAMPLE_DIR"
 
 
@@ -155,5 +157,8 @@ class FedlexSource(dg.ConfigurableResource):
         return catalog
 
 
-# The store and the Fedlex source, for every domain's assets; loaded with the defs folder.
-defs = dg.Definitions(resources={"chpit": ChpitStore(), "fedlex": FedlexSource()})
+# The store, the Fedlex source and the values handed from step to step, for every domain's assets;
+# loaded with the defs folder.
+defs = dg.Definitions(
+    resources={"chpit": ChpitStore(), "fedlex": FedlexSource(), "io_manager": HandoverIOManagerFactory()}
+)
