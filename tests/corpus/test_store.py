@@ -54,6 +54,41 @@ def test_waiting_is_bounded_and_names_the_file(writer_elsewhere):
         Store(path, lock_timeout_s=0.3).frame("SELECT 1")
 
 
+def test_a_short_wait_is_polled_closely_and_a_long_one_backs_off(tmp_path, monkeypatch):
+    """Issue 27.2: a report waits for the language run that holds the file a few tenths of a second;
+    doubling from the start made it look again up to 0.2 s after the file was free."""
+    from chpit_assets.corpus import store as store_module
+
+    class Clock:
+        def __init__(self):
+            self.now, self.sleeps = 0.0, []
+
+        def monotonic(self) -> float:
+            return self.now
+
+        def sleep(self, seconds: float) -> None:
+            self.sleeps.append(seconds)
+            self.now += seconds
+
+    clock, real_connect = Clock(), duckdb.connect
+
+    def held_for_3_s(path, read_only=False, **kwargs):
+        if str(path).endswith("chpit.duckdb") and clock.now < 3.0:
+            raise duckdb.IOException(f'IO Error: Could not set lock on file "{path}": Conflicting lock is held')
+        return real_connect(path, read_only=read_only, **kwargs)
+
+    with Store(tmp_path / "chpit.duckdb").connect():
+        pass  # the file exists: a reader of a missing one reads an empty store without waiting
+    monkeypatch.setattr(store_module, "time", clock)
+    monkeypatch.setattr(store_module.duckdb, "connect", held_for_3_s)
+    assert Store(tmp_path / "chpit.duckdb").frame("SELECT 42 AS n")["n"].item() == 42
+    close = [s for n, s in enumerate(clock.sleeps) if sum(clock.sleeps[:n]) < store_module.LOCK_POLL_FOR_S]
+    assert set(close) == {store_module.LOCK_POLL_S} and len(close) >= 30  # every 25 ms for the first second
+    later = clock.sleeps[len(close) :]
+    assert later == sorted(later) and later[-1] <= 1.0 and later[0] == 2 * store_module.LOCK_POLL_S  # then doubling
+    assert clock.now - 3.0 < later[-1]  # opened at the first look after the file was free
+
+
 def _open_elsewhere(path: str, result) -> None:
     try:
         Store(path, lock_timeout_s=0.3).frame("SELECT 1")

@@ -67,6 +67,87 @@ def test_a_change_of_another_backfills_run_does_not_wake_it_but_the_rescan_does(
     assert 1.0 <= clock.now < 1.0 + 2 * backfill.WATCH_SECONDS  # not woken at the first sleep
 
 
+def test_a_run_that_ended_during_the_last_iteration_wakes_it_at_once(instance, monkeypatch) -> None:
+    """Issue 27.2: the state the driver compares with is the one its last iteration started from. A
+    run that ended while that iteration ran (it may have looked before) is acted on now; taken after
+    the iteration, it left a finished backfill waiting for the rescan on one rebuild in three."""
+    run = _run(instance, "b1")
+    seen = backfill._state(instance, "b1")  # before the iteration
+    instance.report_run_failed(run)  # during it
+    clock = Clock()
+    monkeypatch.setattr(backfill, "time", clock)
+    backfill._wait_for_change(instance, "b1", rescan=60.0, seen=seen)
+    assert clock.sleeps == 0
+
+
+def test_a_run_that_starts_does_not_wake_it(instance, monkeypatch) -> None:
+    """What an iteration causes itself (the runs it requested being launched) is nothing to act on:
+    otherwise each iteration would be followed by another."""
+    run = _run(instance, "b1")
+    seen = backfill._state(instance, "b1")
+    instance.run_storage.handle_run_event(
+        run.run_id, dg.DagsterEvent(dg.DagsterEventType.RUN_START.value, job_name="probe")
+    )
+    clock = Clock()
+    monkeypatch.setattr(backfill, "time", clock)
+    backfill._wait_for_change(instance, "b1", rescan=1.0, seen=seen)
+    assert clock.now >= 1.0  # only the rescan woke it
+
+
+@dg.asset(partitions_def=dg.StaticPartitionsDefinition(["de", "fr"]))
+def parsed() -> None: ...
+
+
+@dg.asset(partitions_def=dg.StaticPartitionsDefinition(["de", "fr"]), deps=[parsed])
+def split() -> None: ...
+
+
+@dg.asset(deps=[split])
+def summary() -> None: ...
+
+
+@dg.asset(deps=[summary])
+def published() -> None: ...
+
+
+def _submitted(instance: dg.DagsterInstance, graph, partitioned: list[str], whole: list[str]) -> str:
+    from chpit_assets.orchestration.target import Target
+
+    target = Target({dg.AssetKey(k): ["de", "fr"] for k in partitioned}, {dg.AssetKey(k) for k in whole})
+    return backfill.submit_subset(instance, backfill.subset(target, graph), tags={}, run_config={}, title="gates")
+
+
+def test_a_gate_is_an_asset_of_the_backfill_with_a_child_in_it_partitioned_otherwise(instance) -> None:
+    graph = dg.Definitions(assets=[parsed, split, summary, published]).resolve_asset_graph()
+    everything = _submitted(instance, graph, ["parsed", "split"], ["summary", "published"])
+    # parsed -> split: partitioned alike, one run; summary -> published: both unpartitioned, one run
+    assert backfill._gates(graph, instance.get_backfill(everything)) == [dg.AssetKey("split")]
+    languages_only = _submitted(instance, graph, ["parsed", "split"], [])
+    assert backfill._gates(graph, instance.get_backfill(languages_only)) == []  # summary is not requested
+    assert backfill._gates(graph, None) == []
+
+
+def test_a_gate_that_materialises_wakes_it_before_its_run_ends(instance, monkeypatch) -> None:
+    """build_report's run starts during the last language's search_track, once that language's
+    core_split has materialised (issue 27.2), not after the language's run has ended."""
+    _run(instance, "b1")  # the language run, still going
+    gates = [dg.AssetKey("split")]
+    seen = backfill._state(instance, "b1", gates)
+
+    def lands_at_second(sleeps: int) -> None:
+        if sleeps == 2:
+            instance.report_runless_asset_event(dg.AssetMaterialization("split", partition="fr"))
+
+    clock = Clock(lands_at_second)
+    monkeypatch.setattr(backfill, "time", clock)
+    backfill._wait_for_change(instance, "b1", rescan=60.0, gates=gates, seen=seen)
+    assert clock.sleeps == 2
+    other = Clock(lambda sleeps: instance.report_runless_asset_event(dg.AssetMaterialization("parsed", partition="de")))
+    monkeypatch.setattr(backfill, "time", other)
+    backfill._wait_for_change(instance, "b1", rescan=1.0, gates=gates)
+    assert other.now >= 1.0  # another asset's materialisation is not a gate's
+
+
 def _wait_until(condition) -> None:
     deadline = time.monotonic() + 30
     while not condition() and time.monotonic() < deadline:
