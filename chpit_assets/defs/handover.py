@@ -41,24 +41,30 @@ class HandoverIOManager(dg.IOManager):
         self._handed: dict[Path, Any] = {}  # this run's outputs, by path: the manager lives as long as the run
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if not context.has_asset_key:
+            raise HandoverError(f"output {context.name!r} of step {context.step_key!r}: only assets' values are kept")
         path = self._path(context.asset_key, context.asset_partition_key if context.has_asset_partitions else None)
         # Not fsynced, as Dagster's own is not: a value lost to a power cut fails its next load by name.
         write_atomic(path, pickle.dumps(obj, PICKLE_PROTOCOL), durable=False)
         self._handed[path] = obj
 
     def load_input(self, context: dg.InputContext) -> Any:
-        partition = None
-        if context.has_asset_partitions:
-            keys = context.asset_partition_keys
-            if len(keys) != 1:
-                raise HandoverError(
-                    f"{context.asset_key.to_user_string()}: an input of {len(keys)} partitions; one expected"
-                )
-            partition = keys[0]
-        path = self._path(context.asset_key, partition)
+        """The upstream value; for an input of several partitions, {partition key: value}, as
+        Dagster's default gives it."""
+        if not context.has_asset_key:
+            raise HandoverError(f"input {context.name!r}: only assets' values are kept")
+        if not context.has_asset_partitions:
+            return self._load(context.asset_key, None)
+        keys = context.asset_partition_keys
+        if len(keys) == 1:
+            return self._load(context.asset_key, keys[0])
+        return {key: self._load(context.asset_key, key) for key in keys}
+
+    def _load(self, asset_key: dg.AssetKey, partition: str | None) -> Any:
+        path = self._path(asset_key, partition)
         if path in self._handed:
             return self._handed[path]
-        where = f"{context.asset_key.to_user_string()}" + (f" [{partition}]" if partition else "")
+        where = asset_key.to_user_string() + (f" [{partition}]" if partition is not None else "")
         try:
             data = path.read_bytes()
         except FileNotFoundError as exc:

@@ -293,10 +293,10 @@ def _count(instance: dg.DagsterInstance, backfill_id: str, *statuses: dg.Dagster
 
 def _gates(asset_graph, backfill: PartitionBackfill | None) -> list[dg.AssetKey]:
     """The backfill's assets whose materialisation lets it request a run of its own while the run that
-    materialised it goes on: those with a child in the backfill that is partitioned otherwise (the
-    last language's core_split, and build_report's run, while that language's search_track still
-    runs). A child partitioned alike is executed in its parent's run; an asset outside the backfill
-    is never requested by it."""
+    materialised it goes on: those with a child in the backfill that is partitioned otherwise
+    (core_split, whose last language lets build_report's run start while that language's
+    search_track still runs). A child partitioned alike is executed in its parent's run; an asset
+    outside the backfill is never requested by it."""
     data = backfill.asset_backfill_data if backfill is not None else None
     if data is None:
         return []

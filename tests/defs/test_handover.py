@@ -34,6 +34,11 @@ def whole() -> list[int]:
     return [1, 2, 3]
 
 
+@dg.asset
+def gathered(made: dict) -> None:
+    SEEN["gathered"] = made
+
+
 @pytest.fixture
 def instance():
     with dg.instance_for_test() as instance:
@@ -85,6 +90,15 @@ def test_an_unpartitioned_value_lies_under_its_asset_key(instance) -> None:
     assert pickle.loads((_stored(instance, "whole")).read_bytes()) == [1, 2, 3]
 
 
+def test_an_input_of_several_partitions_is_each_partition_s_value_by_key(instance) -> None:
+    for lang in ("de", "fr"):
+        assert _materialize([made], instance, partition_key=lang).success
+    assert dg.materialize(
+        [made.to_source_asset(), gathered], instance=instance, resources={"io_manager": HandoverIOManagerFactory()}
+    ).success
+    assert SEEN["gathered"] == {"de": {"editions": ("a", "b")}, "fr": {"editions": ("a", "b")}}
+
+
 def test_an_input_never_materialised_is_refused_by_name(instance) -> None:
     result = _materialize([made.to_source_asset(), used], instance, raise_on_error=False)
     assert not result.success
@@ -117,6 +131,11 @@ def test_a_partition_key_that_would_leave_its_folder_is_refused(instance, partit
     with pytest.raises(HandoverError, match="cannot name a file"):
         _manager(instance).handle_output(context, 1)
     assert not (_stored(instance, "made")).exists()
+
+
+def test_an_op_s_output_is_refused_by_name(instance) -> None:
+    with pytest.raises(HandoverError, match="output 'result' of step 'counted': only assets' values are kept"):
+        _manager(instance).handle_output(dg.build_output_context(step_key="counted", name="result"), 1)
 
 
 def test_the_code_location_hands_its_values_over() -> None:
