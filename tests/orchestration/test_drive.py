@@ -125,6 +125,9 @@ def test_a_gate_is_an_asset_of_the_backfill_with_a_child_in_it_partitioned_other
     languages_only = _submitted(instance, graph, ["parsed", "split"], [])
     assert backfill._gates(graph, instance.get_backfill(languages_only)) == []  # summary is not requested
     assert backfill._gates(graph, None) == []
+    # Submitted against a graph that had `summary` and `published`; the code location no longer defines them.
+    languages = dg.Definitions(assets=[parsed, split]).resolve_asset_graph()
+    assert backfill._gates(languages, instance.get_backfill(everything)) == []
 
 
 def test_a_gate_that_materialises_wakes_it_before_its_run_ends(instance, monkeypatch) -> None:
