@@ -336,7 +336,7 @@ def _wait_for_change(
     every stage wait for the next tick. A gate's materialisation lets the next stage's run start
     before the run that made it ends (build_report during the last language's search_track; issue
     27.2). A change during the last iteration counts: measured, a report run that ended while the
-    iteration ran left the finished backfill waiting for the 2 s rescan on one rebuild in three."""
+    iteration ran left the finished backfill waiting for the 2 s rescan on two of four rebuilds timed."""
     start = time.monotonic()
     seen = _state(instance, backfill_id, gates) if seen is None else seen
     while time.monotonic() - start < rescan:

@@ -70,7 +70,7 @@ def test_a_change_of_another_backfills_run_does_not_wake_it_but_the_rescan_does(
 def test_a_run_that_ended_during_the_last_iteration_wakes_it_at_once(instance, monkeypatch) -> None:
     """Issue 27.2: the state the driver compares with is the one its last iteration started from. A
     run that ended while that iteration ran (it may have looked before) is acted on now; taken after
-    the iteration, it left a finished backfill waiting for the rescan on one rebuild in three."""
+    the iteration, it left a finished backfill waiting for the rescan on two of four rebuilds timed."""
     run = _run(instance, "b1")
     seen = backfill._state(instance, "b1")  # before the iteration
     instance.report_run_failed(run)  # during it
