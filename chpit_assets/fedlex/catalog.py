@@ -174,13 +174,14 @@ def load_sample_catalog(sample_dir: Path, langs: Collection[str] | None = None) 
             )
         )
         for e in a["editions"]:
-            if e.get("lang") not in LANGS:
-                where = f"{e.get('consolidation', a['eli'])} [{e.get('lang')}]"
-                raise CatalogError(f"{path}: edition {where}: unknown language {e.get('lang')!r}")
-            if langs is not None and e["lang"] not in langs:
-                continue  # after the language check: a misspelt language is refused whichever is read
-            # Named only for the editions read: formatting it for the others cost a third of the read.
-            where = f"{e.get('consolidation', a['eli'])} [{e['lang']}]"
+            lang = e.get("lang")
+            # Another language's edition is skipped before it is named (naming every edition cost a
+            # third of the read); a misspelt language is refused whichever languages are read.
+            if lang in LANGS and langs is not None and lang not in langs:
+                continue
+            where = f"{e.get('consolidation', a['eli'])} [{lang}]"
+            if lang not in LANGS:
+                raise CatalogError(f"{path}: edition {where}: unknown language {lang!r}")
             file_url = _file_url(base_uri, e["file"], path, where) if e.get("file") else None
             editions.append(
                 CatalogEdition(
