@@ -169,10 +169,14 @@ def drive(
     *,
     interval: float = DRIVE_SECONDS,
     rescan: float = RESCAN_SECONDS,
+    interrupted: threading.Event | None = None,
 ) -> str:
     """Carry the backfill to its end, reporting each of its runs as it ends; returns the final status.
     Without a daemon, the daemon's iterations run here whenever the backfill or a run changes status
-    (at the latest every `rescan` seconds); with one, its progress is polled every `interval`."""
+    (at the latest every `rescan` seconds); with one, its progress is polled every `interval`.
+    KeyboardInterrupt is raised here too once `interrupted` is set: a Ctrl-C whose own exception
+    was lost (invocation.interrupts_at_once), at the latest at the next poll and before the final
+    status is returned."""
     logger = logging.getLogger("chpit.backfill")
     logger.setLevel(logging.WARNING)
     reported: set[str] = set()
@@ -185,8 +189,10 @@ def drive(
 
     if daemon_running(instance):
         while status(instance, backfill_id) not in DONE_VALUES:
+            _raise_if_set(interrupted)
             report_finished()
             time.sleep(interval)
+        _raise_if_set(interrupted)
         report_finished()
         return status(instance, backfill_id)
     queue = QueuedRunCoordinatorDaemon(interval_seconds=interval)
@@ -220,8 +226,9 @@ def drive(
             current = status(instance, backfill_id)
             if current in DONE_VALUES and not _active(instance, backfill_id):
                 report_finished()
+                _raise_if_set(interrupted)
                 return current
-            _wait_for_change(instance, backfill_id, rescan, gates, seen)
+            _wait_for_change(instance, backfill_id, rescan, gates, seen, interrupted)
 
 
 @contextmanager
@@ -328,6 +335,7 @@ def _wait_for_change(
     rescan: float,
     gates: Sequence[dg.AssetKey] = (),
     seen: tuple | None = None,
+    interrupted: threading.Event | None = None,
 ) -> None:
     """Return as soon as the backfill's status changes, one of its runs ends or one of its `gates`
     materialises after `seen` (the state the last iteration started from; now, when None), and at
@@ -336,13 +344,20 @@ def _wait_for_change(
     every stage wait for the next tick. A gate's materialisation lets the next stage's run start
     before the run that made it ends (build_report during the last language's search_track; issue
     27.2). A change during the last iteration counts: measured, a report run that ended while the
-    iteration ran left the finished backfill waiting for the 2 s rescan on two of four rebuilds timed."""
+    iteration ran left the finished backfill waiting for the 2 s rescan on two of four rebuilds timed.
+    Raises KeyboardInterrupt once `interrupted` is set (see `drive`)."""
     start = time.monotonic()
     seen = _state(instance, backfill_id, gates) if seen is None else seen
     while time.monotonic() - start < rescan:
+        _raise_if_set(interrupted)
         if _state(instance, backfill_id, gates) != seen:
             return
         _pause(instance, WATCH_SECONDS)
+
+
+def _raise_if_set(interrupted: threading.Event | None) -> None:
+    if interrupted is not None and interrupted.is_set():
+        raise KeyboardInterrupt
 
 
 def _pause(instance: dg.DagsterInstance, seconds: float) -> None:

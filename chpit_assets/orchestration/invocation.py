@@ -170,23 +170,30 @@ class ProgressWatch:
 
 
 @contextmanager
-def interrupts_at_once() -> Iterator[None]:
+def interrupts_at_once() -> Iterator[threading.Event]:
     """Ctrl-C raises KeyboardInterrupt at once, wherever the driver is. Dagster runs each backfill
     iteration under `asyncio.run`, whose own SIGINT handler only cancels its task at the next await:
     the iteration went on and, seeing the runs the same Ctrl-C had just failed, could end the
-    backfill COMPLETED_FAILED before it was cancelled. (An ignored SIGINT, `nohup`, stays ignored.)"""
+    backfill COMPLETED_FAILED before it was cancelled. (An ignored SIGINT, `nohup`, stays ignored.)
+
+    Each press is also set on the event yielded, for `backfill.drive` to check: a KeyboardInterrupt
+    raised while this thread runs a garbage collector's callback is printed as "Exception ignored"
+    and lost (seen in CI, inside SQLAlchemy's `_collection_gced`), and the backfill then ran on to
+    COMPLETED_FAILED with the runs the same Ctrl-C had failed."""
+    pressed = threading.Event()
     if threading.current_thread() is not threading.main_thread() or (
         signal.getsignal(signal.SIGINT) is not signal.default_int_handler
     ):
-        yield
+        yield pressed
         return
 
     def interrupt(signum, frame):
+        pressed.set()
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, interrupt)
     try:
-        yield
+        yield pressed
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -221,14 +228,15 @@ def invoke(
             say(f"{stage_of(run)}: {verdict} (run {run.run_id})")
 
         interrupted = False
-        with watch, interrupts_at_once():
+        with watch, interrupts_at_once() as pressed:
             try:
-                status = backfill.drive(instance, backfill_id, done)
+                status = backfill.drive(instance, backfill_id, done, interrupted=pressed)
             except KeyboardInterrupt:
                 interrupted = True
+                pressed.clear()
                 say(f"interrupted: cancelling backfill {backfill_id} (a second Ctrl-C stops at once)")
                 backfill.cancel(instance, backfill_id)
-                status = backfill.drive(instance, backfill_id, done)
+                status = backfill.drive(instance, backfill_id, done, interrupted=pressed)
         runs = sorted(backfill.runs_of(instance, backfill_id), key=lambda r: r.run_id)
         failures = failures_of(instance, runs)
         if status != SUCCESS and not failures and not interrupted:

@@ -3,6 +3,7 @@ its runs changes status, and at the latest after `rescan` seconds. A fake clock,
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
@@ -247,3 +248,29 @@ def test_without_a_live_worker_the_driver_sleeps_as_before(monkeypatch) -> None:
             monkeypatch.setattr(backfill, "time", clock)
             backfill._pause(instance, backfill.WATCH_SECONDS)
             assert (clock.sleeps, clock.now) == (1, backfill.WATCH_SECONDS)
+
+
+def test_a_ctrl_c_whose_exception_was_lost_stops_the_wait_at_the_next_poll(instance, monkeypatch) -> None:
+    """invocation.interrupts_at_once: a KeyboardInterrupt raised inside a garbage collector's callback
+    is dropped by Python; the press is on the event, and the driver raises it itself."""
+    _run(instance, "b1")
+    pressed = threading.Event()
+    clock = Clock(lambda sleeps: pressed.set() if sleeps == 2 else None)
+    monkeypatch.setattr(backfill, "time", clock)
+    with pytest.raises(KeyboardInterrupt):
+        backfill._wait_for_change(instance, "b1", rescan=60.0, interrupted=pressed)
+    assert clock.sleeps == 2
+
+
+def test_a_backfill_that_ended_after_a_lost_ctrl_c_is_reported_interrupted_not_returned(instance) -> None:
+    """The iteration a lost press let go on may end the backfill (its runs failed by the same Ctrl-C):
+    the driver still raises, so the invocation reports an interruption, not a failed benchmark."""
+    graph = dg.Definitions(assets=[parsed, split, summary, published]).resolve_asset_graph()
+    backfill_id = _submitted(instance, graph, ["parsed"], [])
+    submitted = instance.get_backfill(backfill_id)
+    instance.update_backfill(submitted.with_status(type(submitted.status).FAILED))
+    pressed = threading.Event()
+    assert backfill.drive(instance, backfill_id, lambda run: None, interrupted=pressed) == "FAILED"
+    pressed.set()
+    with pytest.raises(KeyboardInterrupt):
+        backfill.drive(instance, backfill_id, lambda run: None, interrupted=pressed)

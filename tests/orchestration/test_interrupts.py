@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
+import weakref
 
 import pytest
 
@@ -53,3 +55,22 @@ def test_an_ignored_sigint_stays_ignored():
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_lost_inside_a_garbage_collector_callback_is_still_recorded(default_sigint, monkeypatch):
+    """Seen in CI: SIGINT arrived while the driver ran SQLAlchemy's `_collection_gced`, a weakref
+    callback. Python prints an exception raised there as "Exception ignored" and drops it; the press
+    must still reach the driver (backfill.drive checks the event)."""
+    lost: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: lost.append(unraisable.exc_type))
+
+    class Collected:
+        pass
+
+    with interrupts_at_once() as pressed:
+        collected = Collected()
+        ref = weakref.ref(collected, lambda _: signal.raise_signal(signal.SIGINT))
+        del collected  # the callback runs here; the KeyboardInterrupt does not propagate
+        assert ref() is None
+        assert lost == [KeyboardInterrupt]
+        assert pressed.is_set()
