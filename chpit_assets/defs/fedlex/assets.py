@@ -51,7 +51,23 @@ def fedlex_catalog(context: dg.AssetExecutionContext, fedlex: FedlexSource, chpi
     )
 
 
-@dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"python"})
+def _download_results(_context, value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(r, DownloadResult) for r in value)
+
+
+DownloadResults = dg.DagsterType(
+    type_check_fn=_download_results,
+    name="DownloadResults",
+    description="fedlex_editions' value: a list of DownloadResult, one per edition of the language.",
+    typing_type=list[DownloadResult],
+)
+"""The type of fedlex_editions' output and of parsed_articles' input. Dagster's own type for
+`list[DownloadResult]` checks each element through a call of its own and a TypeCheck made for it:
+4,280 of each per language at CH-PiT scale, 6.6 ms a check, two a language run (issue 27.2). This
+one checks the same in one pass, 0.2 ms."""
+
+
+@dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"python"}, dagster_type=DownloadResults)
 def fedlex_editions(
     context: dg.AssetExecutionContext, fedlex_catalog: Catalog, chpit: ChpitStore, fedlex: FedlexSource
 ) -> dg.Output[list[DownloadResult]]:
@@ -100,7 +116,13 @@ ORDER BY e.sr_number, e.date_applicability, a.e_id, a.occurrence LIMIT 5
 """
 
 
-@dg.asset(partitions_def=lang_partitions, group_name=GROUP, kinds={"duckdb"}, pool="duckdb_writer")
+@dg.asset(
+    partitions_def=lang_partitions,
+    group_name=GROUP,
+    kinds={"duckdb"},
+    pool="duckdb_writer",
+    ins={"fedlex_editions": dg.AssetIn(dagster_type=DownloadResults)},
+)
 def parsed_articles(
     context: dg.AssetExecutionContext,
     fedlex_catalog: Catalog,
