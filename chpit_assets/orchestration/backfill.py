@@ -209,6 +209,7 @@ def drive(
                 pass
 
         while True:
+            _raise_if_set(interrupted)  # never an iteration after a press: it would see the runs it failed
             # Taken before the iteration: a run that ends while it runs is acted on at once, not at
             # the next rescan (the iteration may have looked before it ended).
             seen = _state(instance, backfill_id, gates)

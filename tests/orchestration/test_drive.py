@@ -274,3 +274,19 @@ def test_a_backfill_that_ended_after_a_lost_ctrl_c_is_reported_interrupted_not_r
     pressed.set()
     with pytest.raises(KeyboardInterrupt):
         backfill.drive(instance, backfill_id, lambda run: None, interrupted=pressed)
+
+
+def test_no_iteration_starts_after_a_lost_ctrl_c(instance, monkeypatch) -> None:
+    """A press lost while the driver waited, just as a run ended (the wait returns on the change):
+    the next iteration would see the run the same Ctrl-C failed and end the backfill COMPLETED_FAILED
+    instead of it being cancelled."""
+    graph = dg.Definitions(assets=[parsed, split, summary, published]).resolve_asset_graph()
+    backfill_id = _submitted(instance, graph, ["parsed"], [])
+    pressed = threading.Event()
+    pressed.set()
+    iterations: list[str] = []
+    monkeypatch.setattr(backfill, "execute_backfill_iteration", lambda *args: iterations.append("iteration") or [])
+    with pytest.raises(KeyboardInterrupt):
+        backfill.drive(instance, backfill_id, lambda run: None, interrupted=pressed)
+    assert iterations == []
+    assert backfill.status(instance, backfill_id) == "REQUESTED"
