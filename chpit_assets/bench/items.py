@@ -543,15 +543,21 @@ def load_items(store: Store, lang: str, core_only: bool = False) -> list[dict]:
 
 
 def _load_lines(store: Store, lang: str, core_only: bool) -> list[bytes]:
-    where = "lang = $lang" + (" AND core" if core_only else "")
+    """The language's item lines as written (core flags stamped), in id order; read once while a
+    run holds the store, though the checks, core_split and search_track each ask (`Store.memo`)."""
+    rows = store.memo(("item lines", lang), lambda: _read_lines(store, lang))
+    return [line for core, line in rows if core or not core_only]
+
+
+def _read_lines(store: Store, lang: str) -> tuple[tuple[bool, bytes], ...]:
     with store.connect(read_only=True) as con:
         require_tables(con, "reading bench_item")
         rows = con.execute(
-            f"SELECT i.core, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) "
-            f"WHERE {where} ORDER BY i.id",
+            "SELECT i.core, l.line FROM bench_item i JOIN bench_line l USING (fingerprint) "
+            "WHERE lang = $lang ORDER BY i.id",
             {"lang": lang},
         ).fetchall()
-        return [stamp_core(line, core) for core, line in rows]
+        return tuple((core, stamp_core(line, core)) for core, line in rows)
 
 
 def core_path(build_dir: Path | str, lang: str) -> Path:

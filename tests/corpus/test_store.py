@@ -148,6 +148,83 @@ def test_a_failed_transaction_on_a_held_store_changes_nothing(tmp_path):
         release_held(path)
 
 
+def _article(text: str) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"version_id": [1], "e_id": ["art_1"], "article_number": ["1"], "heading": [None], "text": [text]}
+    )
+
+
+def _texts_read(store: Store, reads: list[str]):
+    def read() -> list[str]:
+        reads.append("read")
+        return store.frame("SELECT text FROM ch_act_article").to_series().to_list()
+
+    return read
+
+
+def test_a_held_store_reads_a_memo_once_until_this_process_writes(tmp_path):
+    store = Store(tmp_path / "chpit.duckdb", hold=True)
+    reads: list[str] = []
+    try:
+        store.replace([("ch_act_article", "true", [], _article("a"))])
+        assert store.memo("texts", _texts_read(store, reads)) == ["a"]
+        assert store.memo("texts", _texts_read(store, reads)) == ["a"]
+        assert len(reads) == 1
+        # Any Store on the same path shares the held file, and so its memos.
+        assert Store(store.path).memo("texts", _texts_read(store, reads)) == ["a"]
+        assert len(reads) == 1
+        store.replace([("ch_act_article", "true", [], _article("b"))])
+        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
+        assert len(reads) == 2
+        # A writable connection forgets them even if it committed nothing (it could have written).
+        with store.connect():
+            pass
+        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
+        assert len(reads) == 3
+        # So does a failed transaction: forgetting is always safe.
+        with pytest.raises(StoreError):
+            store.replace([("ch_act_article", "true", [], pl.concat([_article("c"), _article("c")]))])
+        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
+        assert len(reads) == 4
+    finally:
+        release_held(store.path)
+
+
+def test_a_memo_is_forgotten_when_the_file_is_released_and_never_kept_when_not_held(tmp_path):
+    held = Store(tmp_path / "chpit.duckdb", hold=True)
+    reads: list[str] = []
+    try:
+        held.replace([("ch_act_article", "true", [], _article("a"))])
+        held.memo("texts", _texts_read(held, reads))
+    finally:
+        release_held(held.path)
+    # Released, the file may be written by another process: what was read before is not trusted.
+    with duckdb.connect(str(held.path)) as con:
+        con.execute("UPDATE ch_act_article SET text = 'written elsewhere'")
+    unheld = Store(held.path)
+    assert unheld.memo("texts", _texts_read(unheld, reads)) == ["written elsewhere"]
+    assert unheld.memo("texts", _texts_read(unheld, reads)) == ["written elsewhere"]
+    assert len(reads) == 3
+
+
+def test_a_value_read_while_this_process_wrote_is_not_kept(tmp_path):
+    store = Store(tmp_path / "chpit.duckdb", hold=True)
+    reads: list[str] = []
+    try:
+        store.replace([("ch_act_article", "true", [], _article("a"))])
+
+        def read_then_written() -> list[str]:
+            value = _texts_read(store, reads)()
+            store.replace([("ch_act_article", "true", [], _article("b"))])  # as another thread would
+            return value
+
+        assert store.memo("texts", read_then_written) == ["a"]
+        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
+        assert len(reads) == 2
+    finally:
+        release_held(store.path)
+
+
 def test_holding_an_unbuilt_store_for_reading_creates_no_file(tmp_path):
     store = Store(tmp_path / "never-built.duckdb", hold=True)
     assert store.frame("SELECT count(*) AS n FROM ch_act")["n"].item() == 0

@@ -58,7 +58,10 @@ def test_a_run_that_owns_the_writer_pool_opens_the_store_once(tmp_path, monkeypa
     """With run-level pool slots (dagster.yaml), consecutive steps share one connection (a warm
     database, one checkpoint) and the file is free for other processes when the run ends. With
     per-step slots, every connection is opened afresh: a run must not keep the file while another
-    run's step holds the slot and waits for it."""
+    run's step holds the slot and waits for it. Holding it, the run also reads the language's item
+    lines once for the checks, core_split and search_track (`Store.memo`, issue 27.2); without, once
+    each, since another run may write the file between its steps."""
+    from chpit_assets.bench import items
     from chpit_assets.corpus import store as store_module
 
     data = tmp_path / "data"
@@ -67,6 +70,9 @@ def test_a_run_that_owns_the_writer_pool_opens_the_store_once(tmp_path, monkeypa
     monkeypatch.setattr(
         store_module.Store, "_open", lambda self, read_only: opened.append(read_only) or real_open(self, read_only)
     )
+    lines_read = []
+    real_read = items._read_lines
+    monkeypatch.setattr(items, "_read_lines", lambda store, lang: lines_read.append(lang) or real_read(store, lang))
     config = {
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
         "resources": {"fedlex": {"config": {"sample_dir": str(SAMPLE)}}, "chpit": {"config": {"data_dir": str(data)}}},
@@ -79,6 +85,12 @@ def test_a_run_that_owns_the_writer_pool_opens_the_store_once(tmp_path, monkeypa
     assert checks and all(e.event_specific_data.passed for e in checks)
     # Writers (ingest, act_changes, eligible_changes, bench_items) and readers (checks, core_split).
     assert opened == [False] if granularity == "run" else (opened.count(False) >= 4 and opened.count(True) >= 2)
+    assert lines_read == (["de"] if granularity == "run" else ["de", "de", "de"])
+    build = data / "build"
+    bench = (build / "bench-de.jsonl").read_bytes().splitlines()
+    assert (build / "core-de.jsonl").read_bytes().splitlines() == [
+        line for line in bench if line.endswith(b'"core": true}')
+    ]
     assert store_module._HELD == {}
     # Opened again from scratch: not through a connection the run left behind.
     before = len(opened)
