@@ -12,10 +12,16 @@ import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
 
-PRELOAD = ["dagster", "chpit_assets.definitions", "chpit_assets.orchestration.launcher"]
-"""What the fork server imports once, the launcher last (so it sees what the others loaded; it also
-imports what every run imports before its first step, `launcher.RUN_IMPORTS`); a run whose code
-location is another module imports it itself."""
+PRELOAD = [
+    "dagster",
+    "chpit_assets.definitions",
+    "chpit_assets.orchestration.preload",
+    "chpit_assets.orchestration.launcher",
+]
+"""What the fork server imports once: the code location, its repository and jobs resolved (preload),
+and the launcher last (so it sees what the others loaded; it also imports what every run imports
+before its first step, `launcher.RUN_IMPORTS`); a run whose code location is another module imports
+it itself."""
 
 
 def context() -> multiprocessing.context.ForkServerContext:

@@ -119,6 +119,20 @@ def test_the_fork_server_preloads_the_code_location_and_records_its_sources_last
     assert PRELOAD[-1] == "chpit_assets.orchestration.launcher" and "chpit_assets.definitions" in PRELOAD
 
 
+def test_the_fork_server_resolves_the_repository_its_run_workers_load() -> None:
+    """Issue 27.2: made once in the server instead of in every run, and cached on the `Definitions`
+    object a worker's code pointer names, so each fork finds it made."""
+    assert PRELOAD.index("chpit_assets.orchestration.preload") < PRELOAD.index("chpit_assets.orchestration.launcher")
+    found = _fresh_python(
+        "from chpit_assets.definitions import defs\n"
+        "print(defs.has_resolved_repository_def())\n"
+        "from chpit_assets.orchestration import preload\n"
+        "print(defs.has_resolved_repository_def(), defs.get_repository_def() is preload.REPOSITORY)\n"
+        "print(sorted(j.name for j in preload.JOBS))\n"
+    )
+    assert found.splitlines() == ["False", "True True", "['__ASSET_JOB', 'build']"]
+
+
 def _write_parent(path: str) -> None:
     with open(path, "w", encoding="ascii") as handle:
         handle.write(str(os.getppid()))
