@@ -390,6 +390,8 @@ def assert_one_backfill_per_invocation(home: Path, invocations: int) -> None:
         assert all(r.remote_job_origin is not None for r in runs)
         assert {r.remote_job_origin.location_name for r in runs if r.remote_job_origin} == {"chpit"}
         assert all(r.tags.get("chpit/trigger") == "cli" for r in runs)
+        # The driver keeps a worker forked ahead of each launch (issue 27.2); none had to be forked at it.
+        assert {r.tags.get("chpit/worker-forked") for r in runs} == {"ahead"}
         # Each run worker captured its stdout and stderr to the end, where the UI reads them (issue 27.2).
         logs = instance.compute_log_manager
         for run in runs:

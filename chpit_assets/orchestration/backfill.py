@@ -202,6 +202,8 @@ def drive(
     # restored and run alternately: 1.1 s less a nightly for the engine alone, the runs included
     # (the polls no longer take their CPU).
     with driving_instance(instance) as instance, _workspace(instance) as context:
+        if isinstance(instance.run_launcher, ForkingRunLauncher):
+            instance.run_launcher.keep_standby()  # this process launches the runs, one after another
         gates = _gates(context.create_request_context().asset_graph, instance.get_backfill(backfill_id))
 
         def launch() -> None:

@@ -11,7 +11,9 @@ and `chpit_assets.definitions` once; each run is a fork of it, executing the ver
 that moment (a fork server started earlier must not hand a run a stale $CHPIT_DATA_DIR), and with
 the code on disk: a run forked after a source file of the project changed (an edit, then "Reload"
 in the UI) does not run the fork server's older copy, it replaces itself with a fresh
-`dagster api execute_run`, as the default launcher would have started it.
+`dagster api execute_run`, as the default launcher would have started it. A process that launches
+runs one after another (the backfill driver: `keep_standby`) keeps one worker forked ahead, its instance
+open, waiting for the next launch (`_Standby`).
 
 What the default launcher gives and this keeps: the run is a process of its own (a crash or kill -9
 takes only that run down), its origin is its job in location `chpit` as before (the UI lists it
@@ -29,6 +31,7 @@ stderr into the same files with a thread instead of child processes (`ThreadedCo
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 import multiprocessing
@@ -39,7 +42,9 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager, suppress
+from contextlib import ExitStack, closing, contextmanager, suppress
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Self
 
@@ -47,7 +52,8 @@ import dagster as dg
 import sqlalchemy
 
 # Dagster's launcher interface and the run worker's entry point (see the module docstring).
-from dagster._cli.api import execute_run_command
+from dagster._cli.api import _execute_run_command_body
+from dagster._cli.utils import get_instance_for_cli
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.launcher.base import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
 from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
@@ -65,7 +71,7 @@ from dagster._core.storage.sqlite_storage import (
 from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import ConfigurableClass, ConfigurableClassData
 from dagster._utils import ensure_file, touch_file
-from dagster._utils.interrupts import setup_interrupt_handlers
+from dagster._utils.interrupts import capture_interrupts, setup_interrupt_handlers
 from sqlalchemy import Engine, create_engine, make_url
 from sqlalchemy.pool import NullPool, QueuePool
 
@@ -73,6 +79,8 @@ from . import forkserver
 from .processes import local_pid, process_alive, process_tag
 
 WORKER_TAG = "chpit/worker"
+FORKED_TAG = "chpit/worker-forked"
+"""`ahead` when a standby worker ran the run (`_Standby`), `at launch` when one was forked for it."""
 RUN_IMPORTS = [
     "dagster._core.instance.factory",
     "dagster._core.storage.sqlite_storage",
@@ -130,23 +138,70 @@ LOADED = loaded_sources(PROJECT_ROOT)
 
 
 def _execute(args_json: str, environ: Mapping[str, str], cwd: str) -> None:
-    """The run worker, in the forked process: the environment and folder of the launch, then the
-    body of `dagster api execute_run` (it exits non-zero only as that command does)."""
+    """A run worker forked for its run: the environment and folder of the launch, then the body of
+    `dagster api execute_run` (it exits non-zero only as that command does)."""
+    _become_worker(environ, cwd)
+    _restart_if_changed(args_json)
+    run = dg.deserialize_value(args_json, ExecuteRunArgs)
+    # As in that command: a Ctrl-C from here on is the run's, raised in it at its first chance.
+    with capture_interrupts(), get_instance_for_cli(instance_ref=_worker_ref(run.instance_ref)) as instance:
+        _run(instance, run)
+
+
+def _standby(inbox: Connection, environ: Mapping[str, str], cwd: str, ref_json: str) -> None:
+    """A run worker forked before its run (`_Standby`): it opens the instance, then waits for the
+    run's arguments. It ends without a run when the launcher closes its end of the pipe (the standby
+    discarded, or the launching process gone: even killed, its end closes with it), or on Ctrl-C."""
+    _become_worker(environ, cwd)
+    ref = dg.deserialize_value(ref_json, InstanceRef)
+    with ExitStack() as stack:
+        try:
+            instance = stack.enter_context(get_instance_for_cli(instance_ref=_worker_ref(ref)))
+            args_json = inbox.recv_bytes().decode()
+        except (EOFError, KeyboardInterrupt):
+            return  # no run came (a Ctrl-C during its run is the run's to handle, in `_run`)
+        with capture_interrupts():  # a Ctrl-C from here on is the run's, as in `_execute`
+            inbox.close()
+            _restart_if_changed(args_json)
+            run = dg.deserialize_value(args_json, ExecuteRunArgs)
+            if run.instance_ref != ref:  # the launcher sends only a run of the instance it was made for
+                raise dg.DagsterInvariantViolationError(
+                    f"run {run.run_id} sent to a standby worker of another instance"
+                )
+            _run(instance, run)
+
+
+def _become_worker(environ: Mapping[str, str], cwd: str) -> None:
     os.environ.clear()
     os.environ.update(environ)
     os.chdir(cwd)
-    if changed_since(LOADED):  # the fork server's code is older than the files: start afresh
-        os.execv(sys.executable, [sys.executable, "-m", "dagster", "api", "execute_run", args_json])
     # What the fork server imported (Dagster, polars, DuckDB, the code location: some 235,000 objects)
     # lives as long as the run: out of the collector's reach, a full collection during a step no
     # longer walks all of it (0.1-0.13 s each, several a rebuild's run; issue 27.2). The worker ends
     # with os._exit (multiprocessing), so nothing frozen is ever finalised late.
     gc.freeze()
     setup_interrupt_handlers()  # SIGTERM as SIGINT, as in Dagster's own run workers
-    run = dg.deserialize_value(args_json, ExecuteRunArgs)
-    worker_ref = with_threaded_log_capture(with_kept_engines(run.instance_ref))
-    worker_args = ExecuteRunArgs(run.job_origin, run.run_id, worker_ref, run.set_exit_code_on_failure)
-    execute_run_command.callback(input_json=dg.serialize_value(worker_args), compressed_input_json=None)  # type: ignore[misc]
+
+
+def _restart_if_changed(args_json: str) -> None:
+    """The fork server's code is older than the files: run `dagster api execute_run` afresh instead."""
+    if changed_since(LOADED):
+        os.execv(sys.executable, [sys.executable, "-m", "dagster", "api", "execute_run", args_json])
+
+
+def _worker_ref(ref: InstanceRef | None) -> InstanceRef | None:
+    return with_threaded_log_capture(with_kept_engines(ref))
+
+
+def _run(instance: dg.DagsterInstance, run: ExecuteRunArgs) -> None:
+    """What `dagster api execute_run` does on its open instance (the caller captures interrupts as it
+    does), but for the copy of each event it serialises for a caller reading its output: nobody reads
+    a forked worker's, the events are in the event log."""
+    code = _execute_run_command_body(
+        run.run_id, instance, lambda event: None, set_exit_code_on_failure=bool(run.set_exit_code_on_failure)
+    )
+    if code:
+        sys.exit(code)
 
 
 def with_kept_engines(ref: InstanceRef | None) -> InstanceRef | None:
@@ -472,6 +527,43 @@ class _Follower(threading.Thread):
         self.join(self.FINISH_SECONDS)
 
 
+def _launch_context(ref: InstanceRef | None) -> tuple[dict[str, str], str, str]:
+    """What a run worker takes from its launch: the environment, the working folder, the instance."""
+    return dict(os.environ), os.getcwd(), dg.serialize_value(ref)
+
+
+@dataclass
+class _Standby:
+    """A run worker forked before its run (`_standby`), with the environment, working folder and
+    instance of the moment it was made: a launch with the same three hands it its run instead of
+    forking one.
+
+    Why (issue 27.2): a nightly's runs follow one another (the writer pool lets one language run at
+    a time), and each one's worker was forked when the previous run had ended: the fork, the
+    worker's set-up and the instance's opening, on the critical path of every run. A standby does
+    them while the previous run executes, on the core that run leaves free."""
+
+    process: multiprocessing.process.BaseProcess
+    outbox: Connection
+    made_for: tuple[dict[str, str], str, str]
+
+    def take(self, made_for: tuple[dict[str, str], str, str], args_json: str) -> bool:
+        """Send this worker its run if it was made for this launch's environment, folder and instance
+        and still waits; otherwise discard it (False: the caller forks a worker for the run)."""
+        try:
+            if made_for != self.made_for or not self.process.is_alive():
+                return False
+            self.outbox.send_bytes(args_json.encode())
+            return True
+        except OSError:
+            return False  # it ended meanwhile (a Ctrl-C reaches it too)
+        finally:
+            self.outbox.close()  # sent or not, this worker gets nothing more: it runs, or ends at EOF
+
+    def discard(self) -> None:
+        self.outbox.close()
+
+
 class ForkingRunLauncher(RunLauncher, ConfigurableClass):
     """`run_launcher: {module: chpit_assets.orchestration.launcher, class: ForkingRunLauncher}`."""
 
@@ -479,6 +571,9 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         self._inst_data = inst_data
         self._workers: dict[str, multiprocessing.process.BaseProcess] = {}
         self._context: Any = None
+        self._standby: _Standby | None = None
+        self._standby_lock = threading.Lock()
+        self._keeps_standby = False
         super().__init__()
 
     @property
@@ -505,23 +600,57 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         driver's first iterations instead of delaying the first run. Idempotent."""
         forkserver.start()
 
+    def keep_standby(self) -> None:
+        """From now on keep a worker forked ahead of the next launch (`_Standby`): for a process that
+        launches runs one after another (the backfill driver, orchestration/backfill.py), not for a
+        daemon or webserver that launches one now and then. The first is forked in the background:
+        its fork waits for the fork server's import of the code. Idempotent."""
+        if self._keeps_standby:
+            return
+        self._keeps_standby = True
+        atexit.register(self._discard_standby)  # before multiprocessing's own exit joins its children
+        made_for = _launch_context(with_dagster_engines(self._instance.get_ref()))
+        threading.Thread(target=self._refill_standby, args=(made_for,), name="chpit-standby", daemon=True).start()
+
     def launch_run(self, context: LaunchRunContext) -> None:
         run = context.dagster_run
         origin = run.job_code_origin
         if origin is None:
             raise dg.DagsterInvariantViolationError(f"run {run.run_id} has no job origin to execute")
         ref = with_dagster_engines(self._instance.get_ref())
-        args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=ref)
-        worker = self._fork_server().Process(
-            target=_execute,
-            args=(dg.serialize_value(args), dict(os.environ), os.getcwd()),
-            name=f"dagster-run-{run.run_id[:8]}",
-        )
-        worker.start()
+        args_json = dg.serialize_value(ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=ref))
+        made_for = _launch_context(ref)
+        with self._standby_lock:
+            standby, self._standby = self._standby, None
+            if standby is not None and standby.take(made_for, args_json):
+                worker, forked = standby.process, "ahead"
+            else:
+                name = f"dagster-run-{run.run_id[:8]}"
+                worker = self._fork_server().Process(target=_execute, args=(args_json, *made_for[:2]), name=name)
+                worker.start()
+                forked = "at launch"
         # Only unfinished runs' workers are asked about (monitoring, join); is_alive() reaps the rest.
         self._workers = {r: w for r, w in self._workers.items() if w.is_alive()}
         self._workers[run.run_id] = worker
-        self._instance.add_run_tags(run.run_id, {WORKER_TAG: process_tag(worker.pid)})
+        self._instance.add_run_tags(run.run_id, {WORKER_TAG: process_tag(worker.pid), FORKED_TAG: forked})
+        if self._keeps_standby:
+            self._refill_standby(made_for)
+
+    def _refill_standby(self, made_for: tuple[dict[str, str], str, str]) -> None:
+        with self._standby_lock:
+            if self._standby is not None or not self._keeps_standby:  # one at a time; none after dispose
+                return
+            inbox, outbox = multiprocessing.Pipe(duplex=False)
+            process = self._fork_server().Process(target=_standby, args=(inbox, *made_for), name="dagster-run-standby")
+            process.start()
+            inbox.close()  # the worker's end: this process keeps only its own
+            self._standby = _Standby(process, outbox, made_for)
+
+    def _discard_standby(self) -> None:
+        with self._standby_lock:
+            standby, self._standby = self._standby, None
+        if standby is not None:
+            standby.discard()
 
     def terminate(self, run_id: str) -> bool:
         run = self._instance.get_run_by_id(run_id)
@@ -564,4 +693,6 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
             worker.join(timeout)
 
     def dispose(self) -> None:
+        self._keeps_standby = False
+        self._discard_standby()
         self._workers.clear()

@@ -17,6 +17,7 @@ import time
 import uuid
 from contextlib import closing
 from pathlib import Path
+from types import SimpleNamespace
 
 import dagster as dg
 import pytest
@@ -25,6 +26,7 @@ import sqlalchemy
 from chpit_assets.akn import flatten
 from chpit_assets.orchestration.forkserver import PRELOAD
 from chpit_assets.orchestration.launcher import (
+    FORKED_TAG,
     RUN_IMPORTS,
     WORKER_TAG,
     ForkingRunLauncher,
@@ -34,6 +36,9 @@ from chpit_assets.orchestration.launcher import (
     with_dagster_engines,
     with_kept_engines,
 )
+from chpit_assets.orchestration.processes import local_pid, process_alive
+
+from . import probe_job
 
 
 @pytest.fixture
@@ -152,6 +157,106 @@ def test_prestart_starts_one_fork_server_that_the_launches_then_fork_from(tmp_pa
         assert worker.exitcode == 0
         parents.append(int((tmp_path / f"{n}").read_text(encoding="ascii")))
     assert parents[0] == parents[1] != os.getpid()
+
+
+FORKING = {"run_launcher": {"module": "chpit_assets.orchestration.launcher", "class": "ForkingRunLauncher"}}
+
+
+def _launched(instance: dg.DagsterInstance) -> tuple[dg.DagsterRun, int, str]:
+    """A run of the probe job launched through the instance's launcher: the run, its worker's pid,
+    and whether the worker was forked ahead or at the launch."""
+    run = instance.create_run_for_job(
+        probe_job.probe, job_code_origin=dg.reconstructable(probe_job.probe).get_python_origin()
+    )
+    instance.run_launcher.launch_run(SimpleNamespace(dagster_run=run))  # launch_run reads only the run
+    tags = instance.get_run_by_id(run.run_id).tags
+    worker = local_pid(tags[WORKER_TAG])
+    assert worker is not None
+    return run, worker, tags[FORKED_TAG]
+
+
+def _finished(instance: dg.DagsterInstance, run: dg.DagsterRun) -> dg.DagsterRun:
+    deadline = time.monotonic() + 120
+    while not (found := instance.get_run_by_id(run.run_id)).is_finished and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def _standby(launcher: ForkingRunLauncher):
+    deadline = time.monotonic() + 120  # the first is forked once the fork server has imported the code
+    while launcher._standby is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert launcher._standby is not None
+    return launcher._standby.process
+
+
+def test_a_launcher_keeping_a_standby_hands_each_run_to_a_worker_forked_before_its_launch(
+    tmp_path, monkeypatch
+) -> None:
+    """Issue 27.2: the fork, the worker's set-up and the instance's opening happen before the launch,
+    while the previous run executes. A standby runs the run as a worker forked for it would: with the
+    launch's environment; one made under another environment is discarded, never handed a run."""
+    monkeypatch.setenv(probe_job.OUT_ENV, str(tmp_path))
+    monkeypatch.setenv(probe_job.VALUE_ENV, "first")
+    with dg.instance_for_test(overrides=FORKING) as instance:
+        launcher = instance.run_launcher
+        launcher.keep_standby()
+        launcher.keep_standby()  # idempotent: still one standby at a time
+        standby = _standby(launcher)
+        run, worker, forked = _launched(instance)
+        assert (worker, forked) == (standby.pid, "ahead")
+        assert _finished(instance, run).status == dg.DagsterRunStatus.SUCCESS
+        assert (tmp_path / run.run_id).read_text(encoding="utf-8") == f"{standby.pid} first"
+        refilled = _standby(launcher)  # the next one, forked at the launch
+        assert refilled.pid != standby.pid
+        monkeypatch.setenv(probe_job.VALUE_ENV, "second")
+        run, worker, forked = _launched(instance)
+        assert worker != refilled.pid and forked == "at launch"
+        refilled.join(60)
+        assert refilled.exitcode == 0  # discarded: it ended without a run
+        assert _finished(instance, run).status == dg.DagsterRunStatus.SUCCESS
+        assert (tmp_path / run.run_id).read_text(encoding="utf-8") == f"{worker} second"
+        last = _standby(launcher)
+        launcher.dispose()  # as the instance's disposal does
+        last.join(60)
+        assert last.exitcode == 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(r.run_id for r in instance.get_runs())
+
+
+def test_a_launcher_not_asked_keeps_no_standby(tmp_path, monkeypatch) -> None:
+    """A daemon or the webserver launches runs now and then: no idle worker waits beside them."""
+    monkeypatch.setenv(probe_job.OUT_ENV, str(tmp_path))
+    with dg.instance_for_test(overrides=FORKING) as instance:
+        run, worker, forked = _launched(instance)
+        assert forked == "at launch"
+        assert _finished(instance, run).status == dg.DagsterRunStatus.SUCCESS
+        assert (tmp_path / run.run_id).read_text(encoding="utf-8") == f"{worker} "
+        assert instance.run_launcher._standby is None
+
+
+def test_a_standby_whose_launcher_died_ends_without_a_run(tmp_path) -> None:
+    """Its end of the pipe closes with the launching process, even killed: the standby sees EOF."""
+    code = (
+        "import os, sys, time, dagster as dg\n"
+        f"with dg.instance_for_test(overrides={FORKING!r}) as instance:\n"
+        "    launcher = instance.run_launcher\n"
+        "    launcher.keep_standby()\n"
+        "    while launcher._standby is None: time.sleep(0.05)\n"
+        "    print(launcher._standby.process.pid, flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    launching = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        standby = int(launching.stdout.readline())
+        assert process_alive(standby)
+        launching.kill()
+        launching.wait(30)
+        deadline = time.monotonic() + 60
+        while process_alive(standby) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not process_alive(standby)
+    finally:
+        launching.kill()
 
 
 def _fresh_python(code: str) -> str:
