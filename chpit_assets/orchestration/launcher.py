@@ -603,14 +603,22 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
     def keep_standby(self) -> None:
         """From now on keep a worker forked ahead of the next launch (`_Standby`): for a process that
         launches runs one after another (the backfill driver, orchestration/backfill.py), not for a
-        daemon or webserver that launches one now and then. The first is forked in the background:
-        its fork waits for the fork server's import of the code. Idempotent."""
+        daemon or webserver that launches one now and then. The first is forked in the background
+        (its fork waits for the fork server's import of the code); a launch meanwhile waits for it,
+        as it would for a fork of its own. Idempotent."""
         if self._keeps_standby:
             return
         self._keeps_standby = True
         atexit.register(self._discard_standby)  # before multiprocessing's own exit joins its children
         made_for = _launch_context(with_dagster_engines(self._instance.get_ref()))
-        threading.Thread(target=self._refill_standby, args=(made_for,), name="chpit-standby", daemon=True).start()
+        self._standby_lock.acquire()  # taken here, released by the thread once the standby exists
+        threading.Thread(target=self._first_standby, args=(made_for,), name="chpit-standby", daemon=True).start()
+
+    def _first_standby(self, made_for: tuple[dict[str, str], str, str]) -> None:
+        try:
+            self._standby = self._forked_standby(made_for)
+        finally:
+            self._standby_lock.release()
 
     def launch_run(self, context: LaunchRunContext) -> None:
         run = context.dagster_run
@@ -633,18 +641,16 @@ class ForkingRunLauncher(RunLauncher, ConfigurableClass):
         self._workers = {r: w for r, w in self._workers.items() if w.is_alive()}
         self._workers[run.run_id] = worker
         self._instance.add_run_tags(run.run_id, {WORKER_TAG: process_tag(worker.pid), FORKED_TAG: forked})
-        if self._keeps_standby:
-            self._refill_standby(made_for)
-
-    def _refill_standby(self, made_for: tuple[dict[str, str], str, str]) -> None:
         with self._standby_lock:
-            if self._standby is not None or not self._keeps_standby:  # one at a time; none after dispose
-                return
-            inbox, outbox = multiprocessing.Pipe(duplex=False)
-            process = self._fork_server().Process(target=_standby, args=(inbox, *made_for), name="dagster-run-standby")
-            process.start()
-            inbox.close()  # the worker's end: this process keeps only its own
-            self._standby = _Standby(process, outbox, made_for)
+            if self._keeps_standby and self._standby is None:  # one at a time; none after dispose
+                self._standby = self._forked_standby(made_for)
+
+    def _forked_standby(self, made_for: tuple[dict[str, str], str, str]) -> _Standby:
+        inbox, outbox = multiprocessing.Pipe(duplex=False)
+        process = self._fork_server().Process(target=_standby, args=(inbox, *made_for), name="dagster-run-standby")
+        process.start()
+        inbox.close()  # the worker's end: this process keeps only its own
+        return _Standby(process, outbox, made_for)
 
     def _discard_standby(self) -> None:
         with self._standby_lock:
