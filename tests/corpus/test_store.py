@@ -162,42 +162,42 @@ def _texts_read(store: Store, reads: list[str]):
     return read
 
 
-def test_a_held_store_reads_a_memo_once_until_this_process_writes(tmp_path):
+@pytest.fixture
+def held(tmp_path):
+    """A store this process holds, its one article's text "a"."""
     store = Store(tmp_path / "chpit.duckdb", hold=True)
-    reads: list[str] = []
-    try:
-        store.replace([("ch_act_article", "true", [], _article("a"))])
-        assert store.memo("texts", _texts_read(store, reads)) == ["a"]
-        assert store.memo("texts", _texts_read(store, reads)) == ["a"]
-        assert len(reads) == 1
-        # Any Store on the same path shares the held file, and so its memos.
-        assert Store(store.path).memo("texts", _texts_read(store, reads)) == ["a"]
-        assert len(reads) == 1
-        store.replace([("ch_act_article", "true", [], _article("b"))])
-        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
-        assert len(reads) == 2
-        # A writable connection forgets them even if it committed nothing (it could have written).
-        with store.connect():
-            pass
-        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
-        assert len(reads) == 3
-        # So does a failed transaction: forgetting is always safe.
-        with pytest.raises(StoreError):
-            store.replace([("ch_act_article", "true", [], pl.concat([_article("c"), _article("c")]))])
-        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
-        assert len(reads) == 4
-    finally:
-        release_held(store.path)
+    store.replace([("ch_act_article", "true", [], _article("a"))])
+    yield store
+    release_held(store.path)
 
 
-def test_a_memo_is_forgotten_when_the_file_is_released_and_never_kept_when_not_held(tmp_path):
-    held = Store(tmp_path / "chpit.duckdb", hold=True)
+def test_a_held_store_reads_a_memo_once_until_this_process_writes(held):
     reads: list[str] = []
-    try:
-        held.replace([("ch_act_article", "true", [], _article("a"))])
-        held.memo("texts", _texts_read(held, reads))
-    finally:
-        release_held(held.path)
+    assert held.memo("texts", _texts_read(held, reads)) == ["a"]
+    assert held.memo("texts", _texts_read(held, reads)) == ["a"]
+    assert len(reads) == 1
+    # Any Store on the same path shares the held file, and so its memos.
+    assert Store(held.path).memo("texts", _texts_read(held, reads)) == ["a"]
+    assert len(reads) == 1
+    held.replace([("ch_act_article", "true", [], _article("b"))])
+    assert held.memo("texts", _texts_read(held, reads)) == ["b"]
+    assert len(reads) == 2
+    # A writable connection forgets them even if it committed nothing (it could have written).
+    with held.connect():
+        pass
+    assert held.memo("texts", _texts_read(held, reads)) == ["b"]
+    assert len(reads) == 3
+    # So does a failed transaction: forgetting is always safe.
+    with pytest.raises(StoreError):
+        held.replace([("ch_act_article", "true", [], pl.concat([_article("c"), _article("c")]))])
+    assert held.memo("texts", _texts_read(held, reads)) == ["b"]
+    assert len(reads) == 4
+
+
+def test_a_memo_is_forgotten_when_the_file_is_released_and_never_kept_when_not_held(held):
+    reads: list[str] = []
+    held.memo("texts", _texts_read(held, reads))
+    release_held(held.path)
     # Released, the file may be written by another process: what was read before is not trusted.
     with duckdb.connect(str(held.path)) as con:
         con.execute("UPDATE ch_act_article SET text = 'written elsewhere'")
@@ -207,22 +207,17 @@ def test_a_memo_is_forgotten_when_the_file_is_released_and_never_kept_when_not_h
     assert len(reads) == 3
 
 
-def test_a_value_read_while_this_process_wrote_is_not_kept(tmp_path):
-    store = Store(tmp_path / "chpit.duckdb", hold=True)
+def test_a_value_read_while_this_process_wrote_is_not_kept(held):
     reads: list[str] = []
-    try:
-        store.replace([("ch_act_article", "true", [], _article("a"))])
 
-        def read_then_written() -> list[str]:
-            value = _texts_read(store, reads)()
-            store.replace([("ch_act_article", "true", [], _article("b"))])  # as another thread would
-            return value
+    def read_then_written() -> list[str]:
+        value = _texts_read(held, reads)()
+        held.replace([("ch_act_article", "true", [], _article("b"))])  # as another thread would
+        return value
 
-        assert store.memo("texts", read_then_written) == ["a"]
-        assert store.memo("texts", _texts_read(store, reads)) == ["b"]
-        assert len(reads) == 2
-    finally:
-        release_held(store.path)
+    assert held.memo("texts", read_then_written) == ["a"]
+    assert held.memo("texts", _texts_read(held, reads)) == ["b"]
+    assert len(reads) == 2
 
 
 def test_holding_an_unbuilt_store_for_reading_creates_no_file(tmp_path):
