@@ -6,8 +6,8 @@ in a new interpreter, which imports Dagster and the code location before it exec
 A nightly after one new edition is four runs of a second or two of work each, so that import was
 most of its cost. Here a fork server (the standard library's `multiprocessing` "forkserver",
 started once per launching process: the CLI's driver, the daemon, the webserver) imports Dagster
-and `chpit_assets.definitions` once; each run is a fork of it, executing the very function
-`dagster api execute_run` executes, with the launching process's environment and working folder of
+and `chpit_assets.definitions` once; each run is a fork of it, executing the body of
+`dagster api execute_run` on the instance it opened, with the launching process's environment and working folder of
 that moment (a fork server started earlier must not hand a run a stale $CHPIT_DATA_DIR), and with
 the code on disk: a run forked after a source file of the project changed (an edit, then "Reload"
 in the UI) does not run the fork server's older copy, it replaces itself with a fresh
