@@ -143,12 +143,13 @@ class Store:
 
         Why: the steps of one language run read the same rows more than once (the checks, core_split
         and search_track each read the language's item lines: at CH-PiT scale 5,000 lines, 40-45 ms
-        a read, 0.1 s of each language run of a rebuild; issue 27.2). While this process holds the file open (`hold=True`) no other process can open
-        it, let alone write it, so a value read from it changes only when this process writes: the
-        end of any writable connection forgets every value kept for the file (whether or not it
-        wrote), and so does its release. A store that is not held is read every time: another process
-        may write between two reads. Readers get the held connection writable (see `connect`); they
-        must not write through a `read_only=True` connection, or a kept value would outlive the write."""
+        a read, 0.1 s of each language run of a rebuild; issue 27.2). While this process holds the
+        file open (`hold=True`) no other process can open it, let alone write it, so a value read
+        from it changes only when this process writes: the end of any writable connection forgets
+        every value kept for the file (whether or not it wrote), and so does its release. A store that is
+        not held is read every time: another process may write between two reads. Readers get the held
+        connection writable (see `connect`); they must not write through a `read_only=True` connection, or a
+        kept value would outlive the write."""
         key = str(self.path.resolve())
         with _HELD_LOCK:
             held = key in _HELD
