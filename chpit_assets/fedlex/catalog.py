@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
@@ -79,6 +79,63 @@ class Catalog:
     def _acts_by_eli(self) -> dict[str, CatalogAct]:
         # Looked up once per edition: a dict keeps a 12,000-edition ingest linear.
         return {a.eli: a for a in self.acts}
+
+    def __reduce__(self) -> tuple[Callable[..., Catalog], tuple[tuple[_ActRow, ...], tuple[_EditionRow, ...]]]:
+        """Pickled as rows of plain values, dates as day ordinals, not as one dataclass state per act
+        and edition: every language run pickles its catalog for the runs that would load it from
+        disk (the handover IO manager), and at CH-PiT scale (4,280 editions) this takes 7 ms, not
+        19 ms; reading it back 13 ms, not 22 ms (issue 27.2). The index lookup cached on the object is
+        not pickled."""
+        acts = tuple(
+            (
+                a.eli,
+                a.sr_number,
+                a.in_force_status,
+                _ordinal(a.date_entry_in_force),
+                _ordinal(a.date_no_longer_in_force),
+                tuple((lang, t.title, t.title_short) for lang, t in a.titles.items()),
+            )
+            for a in self.acts
+        )
+        editions = tuple(
+            (
+                e.act_eli,
+                e.consolidation,
+                e.lang,
+                e.date_applicability.toordinal(),
+                _ordinal(e.date_end_applicability),
+                e.file_url,
+                e.sha256,
+            )
+            for e in self.editions
+        )
+        return _catalog_from_rows, (acts, editions)
+
+
+_ActRow = tuple[str, str, int, int | None, int | None, tuple[tuple[str, str, str | None], ...]]
+_EditionRow = tuple[str, str, str, int, int | None, str | None, str | None]
+
+
+def _ordinal(day: date | None) -> int | None:
+    return None if day is None else day.toordinal()
+
+
+def _day(ordinal: int | None) -> date | None:
+    return None if ordinal is None else date.fromordinal(ordinal)
+
+
+def _catalog_from_rows(acts: tuple[_ActRow, ...], editions: tuple[_EditionRow, ...]) -> Catalog:
+    """The catalog `Catalog.__reduce__` pickled."""
+    return Catalog(
+        tuple(
+            CatalogAct(eli, sr, status, _day(start), _day(end), {lang: ActTitle(t, short) for lang, t, short in titles})
+            for eli, sr, status, start, end, titles in acts
+        ),
+        tuple(
+            CatalogEdition(act, consolidation, lang, date.fromordinal(start), _day(end), url, sha)
+            for act, consolidation, lang, start, end, url, sha in editions
+        ),
+    )
 
 
 def _date(value: str | None, what: str) -> date | None:

@@ -137,6 +137,35 @@ def latest_data_version(instance: dg.DagsterInstance, lang: str) -> str | None:
     return record.event_log_entry.asset_materialization.tags.get("dagster/data_version")
 
 
+def test_the_catalogs_data_version_is_the_sensors_digest_and_follows_a_title(tmp_path):
+    """A title is written into ch_act for every language, so a title fixed in another language's
+    catalog entry is a new German catalog; the version is the new-edition sensor's digest of it."""
+    import json
+
+    from chpit_assets.fedlex.catalog import load_sample_catalog
+    from chpit_assets.fedlex.catalog_diff import Snapshot
+
+    def catalog_version(sample: Path) -> str | None:
+        register_langs(instance, ["de"])
+        resources = {
+            "chpit": ChpitStore(data_dir=str(tmp_path / "data")),
+            "fedlex": FedlexSource(sample_dir=str(sample)),
+        }
+        assert dg.materialize([fedlex_catalog], partition_key="de", instance=instance, resources=resources).success
+        record = instance.get_latest_data_version_record(fedlex_catalog.key, partition_key="de")
+        return record.event_log_entry.asset_materialization.tags.get("dagster/data_version")
+
+    sample = sample_with(tmp_path)
+    with dg.instance_for_test() as instance:
+        before = catalog_version(sample)
+        assert before == Snapshot.of({"de": load_sample_catalog(sample, ["de"]).for_lang("de")}).lang_digest("de")
+        assert catalog_version(sample) == before
+        raw = json.loads((sample / "catalog.json").read_text(encoding="utf-8"))
+        raw["acts"][0]["titles"]["it"]["title_short"] = "LPD (corretto)"
+        (sample / "catalog.json").write_text(json.dumps(raw), encoding="utf-8")
+        assert catalog_version(sample) not in (before, None)
+
+
 def test_languages_are_partitions_only_once_something_asked_for_them():
     """Issue 14.6: the published three exist from the instance's set-up; en and rm only once built."""
     from chpit_assets.definitions import defs

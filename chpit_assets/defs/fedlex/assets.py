@@ -27,20 +27,18 @@ def _lines_version(lines: list[str]) -> dg.DataVersion:
 def fedlex_catalog(context: dg.AssetExecutionContext, fedlex: FedlexSource, chpit: ChpitStore) -> dg.Output[Catalog]:
     """Acts and consolidations (dates, file urls) in this language, from the shipped sample or live Fedlex.
 
-    Its snapshot is staged for the new-edition sensor: hf_dataset records it as built once published."""
+    Its snapshot is staged for the new-edition sensor: hf_dataset records it as built once published.
+    Its data version is the snapshot's digest of the language, which covers everything the build
+    reads from the catalog (titles and act dates too) and is the sensor's run key: computing a
+    second digest over the same fields cost 4.5 ms a language run (issue 27.2)."""
     lang = context.partition_key
     catalog = fedlex.load_catalog(lang)
-    write_atomic(
-        chpit.staged_catalog_path(fedlex.source_id, lang), Snapshot.of({lang: catalog}).encode().encode("ascii")
-    )
+    snapshot = Snapshot.of({lang: catalog})
+    write_atomic(chpit.staged_catalog_path(fedlex.source_id, lang), snapshot.encode().encode("ascii"))
     with_file = sum(1 for e in catalog.editions if e.file_url)
-    version = _lines_version(
-        [f"{e.consolidation}|{e.date_end_applicability}|{e.file_url}|{e.sha256}" for e in catalog.editions]
-        + [f"{a.eli}|{a.sr_number}|{a.in_force_status}" for a in catalog.acts]
-    )
     return dg.Output(
         catalog,
-        data_version=version,
+        data_version=dg.DataVersion(snapshot.lang_digest(lang)),
         metadata={
             "source": fedlex.mode,
             "acts": len(catalog.acts),
