@@ -75,8 +75,12 @@ def test_a_worker_on_another_host_is_not_judged_from_here(instance) -> None:
 
 
 def test_terminate_interrupts_the_worker_and_marks_the_run_canceling(instance) -> None:
-    # A stand-in worker that, like Dagster's run worker, ends on SIGINT.
-    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # A stand-in worker that, like Dagster's run worker, ends on SIGINT. Dagster's sets its handler
+    # itself; this one gets the default, or it would inherit a runner's (or `cmd &`'s) ignored SIGINT.
+    worker = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         run = _run(instance, f"{socket.gethostname()}:{worker.pid}")
         assert _launcher(instance).terminate(run.run_id)
