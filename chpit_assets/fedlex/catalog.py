@@ -107,13 +107,12 @@ EditionRow = tuple[str, str, str, int, int | None, str | None, str | None]
 
 
 def edition_row(e: CatalogEdition) -> EditionRow:
-    end = e.date_end_applicability
     return (
         e.act_eli,
         e.consolidation,
         e.lang,
         e.date_applicability.toordinal(),
-        None if end is None else end.toordinal(),
+        _ordinal(e.date_end_applicability),
         e.file_url,
         e.sha256,
     )
